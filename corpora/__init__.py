@@ -1,0 +1,1 @@
+"""Bundled msgpack corpora, shipped as package data."""

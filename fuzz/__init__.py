@@ -1,0 +1,1 @@
+"""Generate and mutate streams with ground truth (see issue: fuzz)."""

@@ -1,0 +1,1 @@
+"""Capture from live backends (see issue: recorder)."""

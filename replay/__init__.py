@@ -1,0 +1,1 @@
+"""Run corpora through a detector under every rechunking (see issue: replay)."""

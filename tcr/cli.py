@@ -1,0 +1,23 @@
+"""The ``tcr`` command: a bare click group; each command lives in its own module."""
+
+from __future__ import annotations
+
+import click
+
+from tcr import __version__
+
+EPILOG = """\b
+Examples:
+  tcr --version
+  tcr replay corpora/ --rechunk random --runs 50
+"""
+
+
+@click.group(epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="tcr")
+def main() -> None:
+    """Replay and fuzz recorded LLM token streams through a streaming tool-call detector."""
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,20 @@
+"""The system under test: events, the format table and the reference ``StreamDetector``."""
+
+from __future__ import annotations
+
+from tcr.detector.events import Detector, Event, Reasoning, Rejected, Text, ToolCall, raw_of
+from tcr.detector.formats import FORMATS, HOLDBACK_BOUND, Format, format_for_model
+
+__all__ = [
+    "FORMATS",
+    "HOLDBACK_BOUND",
+    "Detector",
+    "Event",
+    "Format",
+    "Reasoning",
+    "Rejected",
+    "Text",
+    "ToolCall",
+    "format_for_model",
+    "raw_of",
+]

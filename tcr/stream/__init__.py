@@ -1,0 +1,1 @@
+"""Stream decoding: transport bytes to content chunks (DESIGN §4)."""

@@ -1,0 +1,1 @@
+"""Textual step debugger for the detector state machine (see issue: tui)."""
