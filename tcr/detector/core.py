@@ -1,0 +1,592 @@
+"""The reference streaming tool-call detector (DESIGN §5, ADR 0018).
+
+Sans-I/O: ``feed(chunk) -> list[Event]`` and ``finish() -> list[Event]``. Every
+decision is made on accumulated text, never on one chunk, and depends only on
+the input's content, so any re-chunking of a message yields the same events
+(adjacent ``Text`` merged). Each policy of DESIGN §5 is cited where it bites.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from enum import Enum
+
+from tcr.detector.bodies import BodyError, parse_body, strip_markers
+from tcr.detector.events import Event, Reasoning, Rejected, Text, ToolCall
+from tcr.detector.formats import (
+    BY_ID,
+    DISTINCTIVE_OPENERS,
+    HOLDBACK_BOUND,
+    OPENING_MARKERS,
+    Closing,
+    Format,
+    format_for_model,
+)
+from tcr.detector.machine import FSM, TRANSITIONS, DetectorState, IllegalTransition
+
+__all__ = ["DEFAULT_MAX_BLOCK", "StreamDetector", "format_for_model"]
+
+DEFAULT_MAX_BLOCK = 1 << 20
+
+# Policy 3: distinctive markers open anywhere. Longest first, so that at one
+# position the longer marker wins.
+_OPENER_RE = re.compile(
+    "|".join(re.escape(m) for m in sorted(DISTINCTIVE_OPENERS, key=len, reverse=True))
+)
+_OPENER_PREFIXES = frozenset(m[:k] for m in DISTINCTIVE_OPENERS for k in range(1, len(m)))
+_OPENER_FIRSTS = frozenset(m[0] for m in DISTINCTIVE_OPENERS)
+_TRIGGER_RE = re.compile("[" + re.escape("".join(sorted(_OPENER_FIRSTS))) + "]")
+_NON_SPACE_RE = re.compile(r"\S")
+
+# A call object's top-level keys (every JSON call shape the body parsers accept).
+# Any other key at message start settles that the JSON is an answer (policy 8).
+_CALL_KEYS = frozenset({"name", "arguments", "parameters", "type", "function", "id"})
+
+# After a fenced call's balancing brace: a little white space, then the fence.
+_FENCE_MAX_SPACE = 8
+_FENCE_DONE_RE = re.compile(r"[ \t\r\n]{0,%d}```" % _FENCE_MAX_SPACE)
+_FENCE_MAYBE_RE = re.compile(r"[ \t\r\n]{0,%d}`{0,2}" % _FENCE_MAX_SPACE)
+
+_GEMMA_QUOTE = '<|"|>'
+
+
+class _Lexer(Enum):
+    UNDECIDED = "undecided"  # body is white space so far
+    PLAIN = "plain"  # first closing marker wins (prose, Qwen3-Coder, GLM, reasoning)
+    JSON = "json"  # closing marker only outside JSON strings (policy 4)
+    GEMMA = "gemma"  # closing marker only outside <|"|> strings
+    BEFORE_BRACE = "before_brace"  # Mistral NAME[ARGS] before its {…}
+    BALANCED = "balanced"  # ends at the bracket balancing the first one
+
+
+def _alternation(tokens: Iterable[str]) -> re.Pattern[str]:
+    return re.compile("|".join(re.escape(t) for t in sorted(set(tokens), key=len, reverse=True)))
+
+
+class _Tokens:
+    """The tokens one lexer state looks for, compiled once per format."""
+
+    __slots__ = ("first_re", "firsts", "longest", "prefixes", "regex")
+
+    def __init__(
+        self, tokens: Iterable[str], *, extra: str = "", partials: tuple[str, ...] = ()
+    ) -> None:
+        toks = tuple(tokens)
+        pattern = _alternation(toks).pattern if toks else ""
+        if extra:
+            pattern = f"{pattern}|{extra}" if pattern else extra
+        self.regex = re.compile(pattern, re.DOTALL)
+        # A token split across chunks is carried to the next feed, never judged half-seen.
+        self.prefixes = frozenset(
+            [t[:k] for t in toks for k in range(1, len(t))] + list(partials)
+        )
+        self.firsts = frozenset(p[0] for p in self.prefixes)
+        self.longest = max([len(t) for t in toks] + [len(p) + 1 for p in partials] + [1])
+        chars = "".join(sorted(self.firsts))
+        self.first_re = re.compile(f"[{re.escape(chars)}]") if chars else None
+
+
+class _Rules:
+    """Per-format lexer tables."""
+
+    def __init__(self, fmt: Format) -> None:
+        closes = fmt.closes if fmt.closing is Closing.MARKER else ()
+        self.closes = frozenset(closes)
+        self.undecided = _Tokens(closes, extra=r"\S")
+        self.plain = _Tokens(closes)
+        self.json_out = _Tokens(('"', *closes))
+        self.string_in = _Tokens(('"',), extra=r"\\.", partials=("\\",))
+        self.gemma_out = _Tokens((_GEMMA_QUOTE, *closes))
+        self.gemma_in = _Tokens((_GEMMA_QUOTE,))
+        self.brace = _Tokens(("{",))
+        self.balanced = _Tokens(('"', "{", "}", "[", "]"))
+        self.call_shape = _Tokens(('"', "{", "}", "[", "]", ":", ","))  # bare_json at depth 1
+        self.key_start = _Tokens((), extra=r"\S")
+
+
+_RULES: dict[str, _Rules] = {f.id: _Rules(f) for f in BY_ID.values()}
+
+
+def _partial_at_end(s: str, start: int, tokens: _Tokens) -> int:
+    """Index where a proper prefix of some token begins at the end of ``s``, else len(s)."""
+    n = len(s)
+    for j in range(max(start, n - tokens.longest + 1), n):
+        if s[j] in tokens.firsts and s[j:] in tokens.prefixes:
+            return j
+    return n
+
+
+class _Block:
+    """One open block: its raw text so far and the lexer state that finds its end."""
+
+    __slots__ = (
+        "carry",
+        "depth",
+        "expect_key",
+        "fmt",
+        "in_string",
+        "capture",
+        "capture_kind",
+        "last_key",
+        "length",
+        "lexer",
+        "opener",
+        "parts",
+        "rules",
+        "tail",
+        "body_done",
+    )
+
+    def __init__(self, fmt: Format, opener: str) -> None:
+        self.fmt = fmt
+        self.rules = _RULES[fmt.id]
+        self.opener = opener
+        self.parts: list[str] = [opener]
+        self.length = len(opener)  # raw characters in parts
+        self.carry = ""  # a possibly split token at the end: scanned again with the next chunk
+        self.in_string = False
+        self.depth = 0
+        self.expect_key = False
+        # bare_json: a top-level key, or the value of "name", being read
+        self.capture: list[str] | None = None
+        self.capture_kind = ""
+        self.last_key: str | None = None
+        self.tail = ""  # fenced_json: what follows the balancing brace, while it may be a fence
+        self.body_done = False
+        if fmt.kind == "reasoning":
+            self.lexer = _Lexer.PLAIN
+        elif fmt.keep:  # the body starts with the kept "{"
+            self.lexer = _Lexer.BALANCED
+        else:
+            self.lexer = _Lexer.UNDECIDED
+
+    @property
+    def raw(self) -> str:
+        return "".join(self.parts) + self.carry + self.tail
+
+    def body(self) -> str:
+        return "".join(self.parts)[len(self.opener) :]
+
+
+class StreamDetector:
+    """The reference detector: every format row and policy of DESIGN §5.
+
+    ``tools``: ``None`` accepts any name, a list rejects calls to other names
+    (``[]`` rejects every call). ``format``: a learned or seeded format; a hint
+    only, the output never depends on it (policy 11).
+    """
+
+    def __init__(
+        self,
+        tools: Iterable[str] | None = None,
+        format: str | None = None,
+        max_block: int = DEFAULT_MAX_BLOCK,
+    ) -> None:
+        if format is not None and format not in BY_ID and format != "native":
+            raise ValueError(f"detector: unknown format {format!r}; known: {', '.join(BY_ID)}")
+        if max_block < 1:
+            raise ValueError(f"detector: max_block must be at least 1, not {max_block}")
+        self.tools: frozenset[str] | None = None if tools is None else frozenset(tools)
+        self.format: str | None = format
+        self.max_block = max_block
+        self.holdback_bound = HOLDBACK_BOUND
+        self.reset()
+
+    # -- public API -------------------------------------------------------
+
+    def reset(self) -> None:
+        """Start a new message; the learned ``format`` is kept."""
+        self._fsm = FSM.PRINTING
+        self._pending = ""
+        self._at_start = True  # all content so far is white space: bare_json may open
+        self._block: _Block | None = None
+        self._offset = 0
+
+    @property
+    def state(self) -> DetectorState:
+        block = self._block
+        return DetectorState(
+            fsm=self._fsm,
+            format=self.format,
+            block_format=block.fmt.id if block else None,
+            pending=self._pending,
+            offset=self._offset,
+            _parts=(block.parts, len(block.parts), block.carry + block.tail)
+            if block
+            else ([], 0, ""),
+        )
+
+    def feed(self, chunk: str) -> list[Event]:
+        self._offset += len(chunk)
+        if (
+            self._block is None
+            and not self._pending
+            and not self._at_start
+            and _TRIGGER_RE.search(chunk) is None
+        ):
+            # Hot path: no character here can begin a marker (policy 2: emit at once).
+            return [Text(chunk)] if chunk else []
+        out: list[Event] = []
+        self._consume(chunk, out)
+        return out
+
+    def finish(self) -> list[Event]:
+        """End of message: nothing stays held (policy 5)."""
+        out: list[Event] = []
+        block = self._block
+        if block is not None:
+            if block.body_done:  # a fenced call whose fence never came: the brace closed it
+                tail = block.tail
+                block.tail = ""
+                self._close(block, out)
+                self._consume(tail, out)
+            else:
+                self._end_unclosed(block, out)
+        if self._pending:
+            self._go("flush")
+            out.append(Text(self._pending))
+            self._pending = ""
+        # A message ends here; the next one starts white (bare JSON may open again).
+        self._at_start = True
+        return _merge_text(out)
+
+    # -- printing -----------------------------------------------------------
+
+    def _go(self, trigger: str) -> None:
+        try:
+            self._fsm = TRANSITIONS[self._fsm][trigger]
+        except KeyError:
+            raise IllegalTransition(self._fsm, trigger) from None
+
+    def _consume(self, text: str, out: list[Event]) -> None:
+        while text:
+            if self._block is not None:
+                rest = self._feed_block(self._block, text, out)
+                if rest is None:
+                    return
+                text = rest
+            else:
+                text = self._print(text, out)
+
+    def _print(self, text: str, out: list[Event]) -> str:
+        """Emit what cannot start a marker; open a block or hold a prefix. Returns unread text."""
+        s = self._pending + text
+        self._pending = ""
+        if self._at_start:
+            m = _NON_SPACE_RE.search(s)
+            if m is None:
+                self._emit(s, out)
+                return ""
+            self._at_start = False
+            if s[m.start()] == "{":  # policy 3: bare JSON opens only at message start
+                self._emit(s[: m.start()], out)
+                self._open(BY_ID["bare_json"], "", out)
+                return s[m.start() :]
+        m = _OPENER_RE.search(s)
+        if m is not None:
+            self._emit(s[: m.start()], out)
+            fmt = OPENING_MARKERS[m.group()]
+            # Policy 1: the marker was matched on accumulated text; its kept
+            # characters (fenced_json's "{") belong to the body.
+            cut = m.end() - fmt.keep
+            self._open(fmt, s[m.start() : cut], out)
+            return s[cut:]
+        # Policy 2: hold back only a tail that could still become a marker.
+        hold = len(s)
+        for j in range(max(0, len(s) - HOLDBACK_BOUND), len(s)):
+            if s[j] in _OPENER_FIRSTS and s[j:] in _OPENER_PREFIXES:
+                hold = j
+                break
+        self._emit(s[:hold], out)
+        if hold < len(s):
+            self._pending = s[hold:]
+            self._go("prefix")
+        elif self._fsm is FSM.MATCHING_PREFIX:
+            self._go("flush")
+        return ""
+
+    def _emit(self, text: str, out: list[Event]) -> None:
+        if not text:
+            return
+        if self._fsm is FSM.MATCHING_PREFIX:
+            self._go("flush")
+        else:
+            self._go("text")
+        if out and type(out[-1]) is Text:
+            out[-1] = Text(out[-1].text + text)  # type: ignore[union-attr]
+        else:
+            out.append(Text(text))
+
+    def _open(self, fmt: Format, opener: str, out: list[Event]) -> None:
+        self._go("open")
+        self._block = _Block(fmt, opener)
+
+    # -- inside a block -----------------------------------------------------
+
+    def _feed_block(self, block: _Block, text: str, out: list[Event]) -> str | None:
+        """Read ``text`` into the block. Returns the text after the block, or None."""
+        if block.body_done:
+            return self._feed_fence(block, text, out)
+        limit = self.max_block - block.length
+        if not block.carry and block.capture is None and len(text) <= limit:
+            # Fast path (policy 4): no token starts in this chunk and none can
+            # start in its tail, so it is body as it stands. O(len(chunk)).
+            tokens = self._tokens(block)
+            first_re = tokens.first_re
+            if tokens.regex.search(text) is None and (
+                first_re is None
+                or first_re.search(text, max(0, len(text) - tokens.longest + 1)) is None
+            ):
+                block.parts.append(text)
+                block.length += len(text)
+                return None
+        s = block.carry + text
+        block.carry = ""
+        end, close_len, release, keep = self._scan(block, s)
+        stop = keep if end is None else end + close_len
+        if end is None and keep < len(s):
+            stop = len(s)  # a carried partial token counts toward the limit too
+        if stop > limit:
+            # Policy 13: the cut falls at exactly max_block characters of the
+            # block, whatever the chunking, so every chunking agrees.
+            cut = max(limit, 0)
+            block.parts.append(s[:cut])
+            block.length += cut
+            self._reject(block, "too_long", out, trigger="too_long")
+            return s[cut:]
+        if end is None:
+            block.carry = s[keep:]
+            if keep:
+                block.parts.append(s[:keep])
+                block.length += keep
+            self._go("body")
+            return None
+        block.parts.append(s[:end])
+        block.length += end
+        if release is not None:
+            self._reject(block, release, out, trigger="release")
+            return s[end:]
+        if block.fmt.closing is Closing.FENCED:
+            block.body_done = True
+            return self._feed_fence(block, s[end:], out)
+        block.parts.append(s[end : end + close_len])
+        block.length += close_len
+        self._close(block, out)
+        return s[end + close_len :]
+
+    def _feed_fence(self, block: _Block, text: str, out: list[Event]) -> str | None:
+        t = block.tail + text
+        block.tail = ""
+        m = _FENCE_DONE_RE.match(t)
+        if m is not None:
+            block.parts.append(m.group())
+            self._close(block, out)
+            return t[m.end() :]
+        if _FENCE_MAYBE_RE.fullmatch(t):
+            block.tail = t
+            return None
+        self._close(block, out)
+        return t
+
+    def _tokens(self, block: _Block) -> _Tokens:
+        r = block.rules
+        lexer = block.lexer
+        if lexer is _Lexer.UNDECIDED:
+            return r.undecided
+        if lexer is _Lexer.PLAIN:
+            return r.plain
+        if lexer is _Lexer.JSON:
+            return r.string_in if block.in_string else r.json_out
+        if lexer is _Lexer.GEMMA:
+            return r.gemma_in if block.in_string else r.gemma_out
+        if lexer is _Lexer.BEFORE_BRACE:
+            return r.brace
+        if block.in_string:
+            return r.string_in
+        if block.fmt.id == "bare_json" and block.depth == 1:
+            return r.key_start if block.expect_key else r.call_shape
+        return r.balanced
+
+    def _scan(self, block: _Block, s: str) -> tuple[int | None, int, str | None, int]:
+        """Advance the lexer over ``s`` from its start.
+
+        Returns ``(end, close_len, release, keep)``: ``end`` is where the body
+        ends in ``s`` (None: not yet), ``close_len`` the closing marker's length
+        there, ``release`` a rejection reason when the block is settled early,
+        and ``keep`` (when ``end`` is None) where a possibly split token begins.
+        """
+        i = 0
+        n = len(s)
+        while i < n:
+            tokens = self._tokens(block)
+            m = tokens.regex.search(s, i)
+            if m is None:
+                keep = _partial_at_end(s, i, tokens)
+                if block.capture is not None:
+                    block.capture.append(s[i:keep])
+                return None, 0, None, keep
+            tok = m.group()
+            lexer = block.lexer
+            if block.in_string:
+                if len(tok) == 2:  # an escape: the escaped character is never a delimiter
+                    if block.capture is not None:
+                        block.capture.append(s[i : m.end()])
+                    i = m.end()
+                    continue
+                block.in_string = False
+                if block.capture is not None:
+                    block.capture.append(s[i : m.start()])
+                    verdict = self._captured(block)
+                    if verdict is not None:
+                        return m.end(), 0, verdict, n
+                i = m.end()
+                continue
+            if tok in block.rules.closes:
+                return m.start(), len(tok), None, n
+            if lexer is _Lexer.UNDECIDED:
+                block.lexer = self._decide(block, tok)
+                i = m.start()  # read the deciding character again, with the new lexer
+                continue
+            if lexer is _Lexer.BEFORE_BRACE:
+                block.lexer = _Lexer.BALANCED
+                i = m.start()
+                continue
+            if tok == '"' or tok == _GEMMA_QUOTE:
+                block.in_string = True
+                if lexer is _Lexer.BALANCED and block.depth == 1 and block.fmt.id == "bare_json":
+                    if block.expect_key:
+                        block.capture, block.capture_kind = [], "key"
+                        block.expect_key = False
+                    elif block.last_key == "name":
+                        block.capture, block.capture_kind = [], "name"
+                i = m.end()
+                continue
+            if lexer is _Lexer.BALANCED:
+                if block.expect_key and block.depth == 1:
+                    # The next thing in a call object must be a key or its end.
+                    if tok != "}":
+                        return m.end(), 0, "not_a_call", n
+                    block.expect_key = False
+                if tok == "{" or tok == "[":
+                    block.depth += 1
+                    if block.depth == 1 and block.fmt.id == "bare_json":
+                        block.expect_key = tok == "{"
+                elif tok == "}" or tok == "]":
+                    block.depth -= 1
+                    if block.depth <= 0:
+                        return m.end(), 0, None, n
+                elif tok == ",":
+                    block.expect_key = True
+                    block.last_key = None
+            i = m.end()
+        return None, 0, None, n
+
+    def _decide(self, block: _Block, first: str) -> _Lexer:
+        """Pick the body lexer from the body's first non-space character."""
+        fid = block.fmt.id
+        if fid == "bracket_tool_calls":
+            return _Lexer.BALANCED if first == "[" else _Lexer.BEFORE_BRACE
+        if first in "{[":
+            return _Lexer.JSON
+        if fid == "gemma_special" and first == "c":
+            return _Lexer.GEMMA
+        return _Lexer.PLAIN
+
+    def _captured(self, block: _Block) -> str | None:
+        """A top-level string of a message-start JSON object was read: is it still a call?"""
+        assert block.capture is not None
+        text = "".join(block.capture)
+        kind = block.capture_kind
+        block.capture = None
+        try:
+            value = json.loads(f'"{text}"')
+        except ValueError:
+            return "not_a_call"
+        if kind == "key":
+            block.last_key = value
+            # Policy 8: a key no call has settles that this JSON is an answer.
+            return None if value in _CALL_KEYS else "not_a_call"
+        block.last_key = None
+        # Policy 7, as early as it is certain.
+        if self.tools is not None and value not in self.tools:
+            return "undeclared"
+        return None
+
+    # -- verdicts -------------------------------------------------------------
+
+    def _close(self, block: _Block, out: list[Event]) -> None:
+        self._block = None
+        self._go("close")
+        self._verdict(block, out, closed=True)
+
+    def _end_unclosed(self, block: _Block, out: list[Event]) -> None:
+        block.parts.append(block.carry)
+        block.carry = ""
+        self._block = None
+        self._go("close")
+        self._verdict(block, out, closed=block.fmt.closed_by_end)
+
+    def _reject(self, block: _Block, reason: str, out: list[Event], *, trigger: str) -> None:
+        self._block = None
+        self._go(trigger)
+        raw = "".join(block.parts)
+        out.append(Rejected(raw, self._shown(block.fmt, raw), block.fmt.id, reason))
+
+    @staticmethod
+    def _shown(fmt: Format, raw: str) -> str:
+        # Policy 12 (policy 8: JSON that is not a call is shown verbatim).
+        return raw if fmt.id == "bare_json" else strip_markers(fmt.id, raw)
+
+    def _verdict(self, block: _Block, out: list[Event], *, closed: bool) -> None:
+        fmt = block.fmt
+        raw = "".join(block.parts)
+        if fmt.kind == "reasoning":
+            body = raw[len(block.opener) :]
+            for close in fmt.closes:
+                if body.endswith(close):
+                    body = body[: -len(close)]
+                    break
+            out.append(Reasoning(body, raw, fmt.id))
+            return
+        body = self._call_body(block, raw)
+        try:
+            calls = parse_body(fmt.id, body)
+        except BodyError as exc:
+            if not closed:
+                reason = "unterminated"
+            elif fmt.id == "bare_json":
+                reason = "not_a_call"
+            else:
+                reason = exc.reason
+            out.append(Rejected(raw, self._shown(fmt, raw), fmt.id, reason))
+            return
+        if self.tools is not None and any(c.name not in self.tools for c in calls):
+            out.append(Rejected(raw, self._shown(fmt, raw), fmt.id, "undeclared"))
+            return
+        self.format = fmt.id
+        for k, call in enumerate(calls):
+            out.append(ToolCall(call.name, call.arguments, raw if k == 0 else "", fmt.id))
+
+    @staticmethod
+    def _call_body(block: _Block, raw: str) -> str:
+        body = raw[len(block.opener) :]
+        fmt = block.fmt
+        if fmt.closing is Closing.MARKER:
+            for close in fmt.closes:
+                if body.endswith(close):
+                    return body[: -len(close)]
+        elif fmt.closing is Closing.FENCED:
+            return body.rstrip().removesuffix("```")
+        return body
+
+
+def _merge_text(events: list[Event]) -> list[Event]:
+    merged: list[Event] = []
+    for ev in events:
+        if type(ev) is Text and merged and type(merged[-1]) is Text:
+            merged[-1] = Text(merged[-1].text + ev.text)  # type: ignore[union-attr]
+        elif type(ev) is not Text or ev.text:  # type: ignore[union-attr]
+            merged.append(ev)
+    return merged

@@ -1,0 +1,45 @@
+"""Shared helpers: run a detector over a chunking and every chunking we care about."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator, Sequence
+
+from tcr.detector import Event, Text
+from tcr.detector.core import StreamDetector
+
+
+def run(chunks: Sequence[str], **kwargs: object) -> list[Event]:
+    """Feed the chunks, finish, and merge adjacent Text (what chunk invariance compares)."""
+    detector = StreamDetector(**kwargs)  # type: ignore[arg-type]
+    events: list[Event] = []
+    for chunk in chunks:
+        events += detector.feed(chunk)
+    events += detector.finish()
+    return merge(events)
+
+
+def merge(events: Sequence[Event]) -> list[Event]:
+    merged: list[Event] = []
+    for ev in events:
+        if isinstance(ev, Text) and merged and isinstance(merged[-1], Text):
+            merged[-1] = Text(merged[-1].text + ev.text)
+        elif not (isinstance(ev, Text) and not ev.text):
+            merged.append(ev)
+    return merged
+
+
+def chunkings(text: str, *, randoms: int = 200, seed: int = 0) -> Iterator[tuple[str, list[str]]]:
+    """Whole, one character at a time, every 2-way split, and seeded random chunkings."""
+    yield "whole", [text]
+    yield "char", list(text)
+    for k in range(1, len(text)):
+        yield f"split@{k}", [text[:k], text[k:]]
+    rng = random.Random(seed)
+    for r in range(randoms):
+        chunks, i = [], 0
+        while i < len(text):
+            n = rng.randint(1, 8)
+            chunks.append(text[i : i + n])
+            i += n
+        yield f"random#{r}", chunks
