@@ -12,6 +12,7 @@ import json
 import re
 from collections.abc import Iterable
 from enum import Enum
+from typing import Any
 
 from tcr.detector.bodies import BodyError, parse_body, strip_markers
 from tcr.detector.events import Event, Reasoning, Rejected, Text, ToolCall
@@ -35,7 +36,6 @@ DEFAULT_MAX_BLOCK = 1 << 20
 _OPENER_RE = re.compile(
     "|".join(re.escape(m) for m in sorted(DISTINCTIVE_OPENERS, key=len, reverse=True))
 )
-_OPENER_PREFIXES = frozenset(m[:k] for m in DISTINCTIVE_OPENERS for k in range(1, len(m)))
 _OPENER_FIRSTS = frozenset(m[0] for m in DISTINCTIVE_OPENERS)
 _TRIGGER_RE = re.compile("[" + re.escape("".join(sorted(_OPENER_FIRSTS))) + "]")
 _NON_SPACE_RE = re.compile(r"\S")
@@ -46,8 +46,8 @@ _CALL_KEYS = frozenset({"name", "arguments", "parameters", "type", "function", "
 
 # After a fenced call's balancing brace: a little white space, then the fence.
 _FENCE_MAX_SPACE = 8
-_FENCE_DONE_RE = re.compile(r"[ \t\r\n]{0,%d}```" % _FENCE_MAX_SPACE)
-_FENCE_MAYBE_RE = re.compile(r"[ \t\r\n]{0,%d}`{0,2}" % _FENCE_MAX_SPACE)
+_FENCE_DONE_RE = re.compile(rf"[ \t\r\n]{{0,{_FENCE_MAX_SPACE}}}```")
+_FENCE_MAYBE_RE = re.compile(rf"[ \t\r\n]{{0,{_FENCE_MAX_SPACE}}}`{{0,2}}")
 
 _GEMMA_QUOTE = '<|"|>'
 
@@ -68,7 +68,7 @@ def _alternation(tokens: Iterable[str]) -> re.Pattern[str]:
 class _Tokens:
     """The tokens one lexer state looks for, compiled once per format."""
 
-    __slots__ = ("first_re", "firsts", "longest", "prefixes", "regex")
+    __slots__ = ("busy_re", "firsts", "longest", "prefixes", "regex")
 
     def __init__(
         self, tokens: Iterable[str], *, extra: str = "", partials: tuple[str, ...] = ()
@@ -79,13 +79,14 @@ class _Tokens:
             pattern = f"{pattern}|{extra}" if pattern else extra
         self.regex = re.compile(pattern, re.DOTALL)
         # A token split across chunks is carried to the next feed, never judged half-seen.
-        self.prefixes = frozenset(
-            [t[:k] for t in toks for k in range(1, len(t))] + list(partials)
-        )
+        self.prefixes = frozenset([t[:k] for t in toks for k in range(1, len(t))] + list(partials))
         self.firsts = frozenset(p[0] for p in self.prefixes)
         self.longest = max([len(t) for t in toks] + [len(p) + 1 for p in partials] + [1])
         chars = "".join(sorted(self.firsts))
-        self.first_re = re.compile(f"[{re.escape(chars)}]") if chars else None
+        # Matches nowhere in a chunk that is plain body through and through.
+        self.busy_re = re.compile(
+            f"{pattern}|[{re.escape(chars)}]" if chars else pattern, re.DOTALL
+        )
 
 
 class _Rules:
@@ -118,17 +119,49 @@ def _partial_at_end(s: str, start: int, tokens: _Tokens) -> int:
     return n
 
 
+def _prefix_regex(words: Iterable[str]) -> re.Pattern[str]:
+    """A regex matching any non-empty prefix of ``words`` that runs to the end of the text.
+
+    Built as a trie so one C-level search replaces a Python loop over the tail.
+    """
+    trie: dict[str, dict[str, Any]] = {}
+    for word in words:
+        node = trie
+        for ch in word:
+            node = node.setdefault(ch, {})
+
+    def alternatives(node: dict[str, Any]) -> str:
+        alts = [
+            re.escape(ch) + (f"(?:{alternatives(sub)})?" if sub else "")
+            for ch, sub in sorted(node.items())
+        ]
+        return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+
+    return re.compile(alternatives(trie) + r"\Z")
+
+
+# Policy 2: a tail that is a proper prefix of a distinctive opener is held back.
+_PARTIAL_OPENER_RE = _prefix_regex(m[:-1] for m in DISTINCTIVE_OPENERS)
+
+
+def _hold_start(s: str) -> int:
+    """Where the longest tail of ``s`` that could still become an opening marker begins."""
+    m = _PARTIAL_OPENER_RE.search(s, max(0, len(s) - HOLDBACK_BOUND))
+    return len(s) if m is None else m.start()
+
+
 class _Block:
     """One open block: its raw text so far and the lexer state that finds its end."""
 
     __slots__ = (
+        "body_done",
+        "capture",
+        "capture_kind",
         "carry",
         "depth",
         "expect_key",
         "fmt",
         "in_string",
-        "capture",
-        "capture_kind",
         "last_key",
         "length",
         "lexer",
@@ -136,7 +169,7 @@ class _Block:
         "parts",
         "rules",
         "tail",
-        "body_done",
+        "tokens",
     )
 
     def __init__(self, fmt: Format, opener: str) -> None:
@@ -161,6 +194,7 @@ class _Block:
             self.lexer = _Lexer.BALANCED
         else:
             self.lexer = _Lexer.UNDECIDED
+        self.tokens: _Tokens = self.rules.plain  # set by the detector for the lexer state
 
     @property
     def raw(self) -> str:
@@ -220,14 +254,26 @@ class StreamDetector:
 
     def feed(self, chunk: str) -> list[Event]:
         self._offset += len(chunk)
-        if (
-            self._block is None
-            and not self._pending
-            and not self._at_start
-            and _TRIGGER_RE.search(chunk) is None
+        block = self._block
+        if block is None:
+            if not self._pending and not self._at_start:
+                # Hot path: no marker here, and none can begin in the tail (policy 2).
+                t = _TRIGGER_RE.search(chunk)
+                if t is None or (
+                    _OPENER_RE.search(chunk, t.start()) is None and _hold_start(chunk) == len(chunk)
+                ):
+                    return [Text(chunk)] if chunk else []
+        elif (
+            not block.carry
+            and block.capture is None
+            and not block.body_done
+            and block.tokens.busy_re.search(chunk) is None
+            and block.length + len(chunk) <= self.max_block
         ):
-            # Hot path: no character here can begin a marker (policy 2: emit at once).
-            return [Text(chunk)] if chunk else []
+            # Hot path inside a block: nothing here can end it (policy 4: O(1) per character).
+            block.parts.append(chunk)
+            block.length += len(chunk)
+            return []
         out: list[Event] = []
         self._consume(chunk, out)
         return out
@@ -294,11 +340,7 @@ class StreamDetector:
             self._open(fmt, s[m.start() : cut], out)
             return s[cut:]
         # Policy 2: hold back only a tail that could still become a marker.
-        hold = len(s)
-        for j in range(max(0, len(s) - HOLDBACK_BOUND), len(s)):
-            if s[j] in _OPENER_FIRSTS and s[j:] in _OPENER_PREFIXES:
-                hold = j
-                break
+        hold = _hold_start(s)
         self._emit(s[:hold], out)
         if hold < len(s):
             self._pending = s[hold:]
@@ -315,13 +357,14 @@ class StreamDetector:
         else:
             self._go("text")
         if out and type(out[-1]) is Text:
-            out[-1] = Text(out[-1].text + text)  # type: ignore[union-attr]
+            out[-1] = Text(out[-1].text + text)
         else:
             out.append(Text(text))
 
     def _open(self, fmt: Format, opener: str, out: list[Event]) -> None:
         self._go("open")
-        self._block = _Block(fmt, opener)
+        self._block = block = _Block(fmt, opener)
+        block.tokens = self._tokens(block)
 
     # -- inside a block -----------------------------------------------------
 
@@ -330,18 +373,6 @@ class StreamDetector:
         if block.body_done:
             return self._feed_fence(block, text, out)
         limit = self.max_block - block.length
-        if not block.carry and block.capture is None and len(text) <= limit:
-            # Fast path (policy 4): no token starts in this chunk and none can
-            # start in its tail, so it is body as it stands. O(len(chunk)).
-            tokens = self._tokens(block)
-            first_re = tokens.first_re
-            if tokens.regex.search(text) is None and (
-                first_re is None
-                or first_re.search(text, max(0, len(text) - tokens.longest + 1)) is None
-            ):
-                block.parts.append(text)
-                block.length += len(text)
-                return None
         s = block.carry + text
         block.carry = ""
         end, close_len, release, keep = self._scan(block, s)
@@ -361,6 +392,7 @@ class StreamDetector:
             if keep:
                 block.parts.append(s[:keep])
                 block.length += keep
+            block.tokens = self._tokens(block)
             self._go("body")
             return None
         block.parts.append(s[:end])
@@ -586,7 +618,7 @@ def _merge_text(events: list[Event]) -> list[Event]:
     merged: list[Event] = []
     for ev in events:
         if type(ev) is Text and merged and type(merged[-1]) is Text:
-            merged[-1] = Text(merged[-1].text + ev.text)  # type: ignore[union-attr]
-        elif type(ev) is not Text or ev.text:  # type: ignore[union-attr]
+            merged[-1] = Text(merged[-1].text + ev.text)
+        elif type(ev) is not Text or ev.text:
             merged.append(ev)
     return merged

@@ -14,7 +14,9 @@ def args(**kw: object) -> str:
     return json.dumps(kw, ensure_ascii=False)
 
 
-TOOL_CALL_JSON = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+TOOL_CALL_JSON = (
+    '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+)
 QWEN_CODER = (
     "<tool_call>\n<function=run_sql>\n<parameter=query>\nSELECT * FROM t WHERE a = 'x'\n"
     "</parameter>\n<parameter=limit>\n10\n</parameter>\n</function>\n</tool_call>"
@@ -27,7 +29,9 @@ TOOLS_TAG = (
 )
 FENCED = '```json\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n```'
 MISTRAL_ARRAY = '[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}}]'
-MISTRAL_ARGS = '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}[TOOL_CALLS]get_time[ARGS]{"tz": "CET"}'
+MISTRAL_ARGS = (
+    '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}[TOOL_CALLS]get_time[ARGS]{"tz": "CET"}'
+)
 PYTHON_TAG = (
     '<|python_tag|>{"name": "get_weather", "parameters": {"city": "Paris"}}; '
     '{"name": "get_time", "parameters": {"tz": "CET"}}<|eom_id|>'
@@ -41,7 +45,11 @@ TIME = ToolCall("get_time", args(tz="CET"))
 CASES = {
     "gemma_special": (
         f"I'll look that up. {GEMMA} Here it is.",
-        ["I'll look that up. ", ToolCall("get_weather", args(city="Paris, FR", days=3)), " Here it is."],
+        [
+            "I'll look that up. ",
+            ToolCall("get_weather", args(city="Paris, FR", days=3)),
+            " Here it is.",
+        ],
     ),
     "tool_call_tag/json": (
         f"Let me check the weather.\n{TOOL_CALL_JSON}\nOne moment.",
@@ -49,13 +57,20 @@ CASES = {
     ),
     "tool_call_tag/qwen3_coder": (
         f"Running it: {QWEN_CODER} done",
-        ["Running it: ", ToolCall("run_sql", args(query="SELECT * FROM t WHERE a = 'x'", limit="10")), " done"],
+        [
+            "Running it: ",
+            ToolCall("run_sql", args(query="SELECT * FROM t WHERE a = 'x'", limit="10")),
+            " done",
+        ],
     ),
     "tool_call_tag/glm": (f"Checking. {GLM} ok", ["Checking. ", WEATHER, " ok"]),
     "tools_tag": (f"Two calls: {TOOLS_TAG} bye", ["Two calls: ", WEATHER, TIME, " bye"]),
     "fenced_json": (f"Sure:\n{FENCED}\nLet me know.", ["Sure:\n", WEATHER, "\nLet me know."]),
     "bracket_tool_calls/array": (f"Calling. {MISTRAL_ARRAY} then", ["Calling. ", WEATHER, " then"]),
-    "bracket_tool_calls/args": (f"Calling. {MISTRAL_ARGS} then", ["Calling. ", WEATHER, TIME, " then"]),
+    "bracket_tool_calls/args": (
+        f"Calling. {MISTRAL_ARGS} then",
+        ["Calling. ", WEATHER, TIME, " then"],
+    ),
     "python_tag": (f"Calling. {PYTHON_TAG}", ["Calling. ", WEATHER, TIME]),
     "bare_json": (f"{BARE}\nThat is the call.", [WEATHER, "\nThat is the call."]),
     "think": (

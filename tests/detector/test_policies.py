@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from helpers import chunkings, run
 
@@ -18,7 +20,7 @@ def test_holdback_never_exceeds_longest_marker_minus_one() -> None:
     for ch in text:
         detector.feed(ch)
         assert len(detector.state.pending) <= HOLDBACK_BOUND
-    assert HOLDBACK_BOUND == len("<|python_tag|>") - 1
+    assert len("<|python_tag|>") - 1 == HOLDBACK_BOUND
 
 
 def test_plain_text_is_emitted_at_once() -> None:
@@ -38,7 +40,10 @@ def test_bare_json_opens_only_at_message_start() -> None:
 
 def test_bare_json_after_leading_white_space_still_opens() -> None:
     events = run(["\n  ", '{"name": "f", "arguments": {}}'])
-    assert events == [Text("\n  "), ToolCall("f", "{}", '{"name": "f", "arguments": {}}', "bare_json")]
+    assert events == [
+        Text("\n  "),
+        ToolCall("f", "{}", '{"name": "f", "arguments": {}}', "bare_json"),
+    ]
 
 
 def test_braces_inside_strings_do_not_count() -> None:
@@ -140,7 +145,7 @@ def test_state_machine_moves_only_along_the_transition_table() -> None:
     for ch in f"hi <tool{CALL} <x":
         detector.feed(ch)
         seen.append(detector.state.fsm)
-    for before, after in zip(seen, seen[1:], strict=False):
+    for before, after in itertools.pairwise(seen):
         assert before == after or after in TRANSITIONS[before].values()
     assert set(seen) == set(FSM)
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from helpers import merge
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from helpers import merge
 
 from tcr.detector import HOLDBACK_BOUND, Event
 from tcr.detector.core import StreamDetector
@@ -14,7 +14,18 @@ PIECES = sorted(
     {m for f in FORMATS for m in (*f.opens, *f.closes)}
     | {m[: len(m) // 2] for f in FORMATS for m in f.opens}
     | {'{"name": "f", "arguments": {"a": 1}}', '"', "\\", "}", "{", "]", "[", ":", ",", ";"}
-    | {'"name"', '"arguments"', '"x"', "call:f{", '<|"|>', "[ARGS]", "<function=f>", "\n", " ", "é😀漢"}
+    | {
+        '"name"',
+        '"arguments"',
+        '"x"',
+        "call:f{",
+        '<|"|>',
+        "[ARGS]",
+        "<function=f>",
+        "\n",
+        " ",
+        "é😀漢",
+    }
     | {"Hello ", "<tool_result>", "<tools do not", "```js\n"}
 )
 
@@ -59,4 +70,6 @@ def test_any_chunking_gives_the_events_of_the_whole_text(
 @settings(max_examples=200, deadline=None)
 @given(text=texts)
 def test_one_character_at_a_time_gives_the_events_of_the_whole_text(text: str) -> None:
-    assert merge(feed_all(StreamDetector(), list(text))) == merge(feed_all(StreamDetector(), [text]))
+    assert merge(feed_all(StreamDetector(), list(text))) == merge(
+        feed_all(StreamDetector(), [text])
+    )

@@ -14,12 +14,35 @@ CALL = '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool
 
 def test_marker_split_as_the_mlx_engine_sent_it_still_opens_the_block() -> None:
     # Observed live: <tool, _, c, all> (PR #879).
-    chunks = ["<tool", "_", "c", "all>", '{"name": "get_weather", ', '"arguments": {}}', "</tool_call>"]
+    chunks = [
+        "<tool",
+        "_",
+        "c",
+        "all>",
+        '{"name": "get_weather", ',
+        '"arguments": {}}',
+        "</tool_call>",
+    ]
     assert run(chunks) == [ToolCall("get_weather", "{}", "".join(chunks), "tool_call_tag")]
 
 
 def test_marker_split_as_llama_server_tokenizes_it_still_opens_the_block() -> None:
-    chunks = ["<", "t", "oo", "l", "_", "c", "al", "l", ">", '{"name": "f", "arguments": {}}', "</", "tool", "_call", ">"]
+    chunks = [
+        "<",
+        "t",
+        "oo",
+        "l",
+        "_",
+        "c",
+        "al",
+        "l",
+        ">",
+        '{"name": "f", "arguments": {}}',
+        "</",
+        "tool",
+        "_call",
+        ">",
+    ]
     assert run(chunks) == [ToolCall("f", "{}", "".join(chunks), "tool_call_tag")]
 
 
@@ -80,7 +103,14 @@ def test_json_answer_is_rejected_as_not_a_call_and_shown_verbatim() -> None:
 
 def test_undeclared_tool_name_is_shown_as_content() -> None:
     events = run([CALL], tools=["search"])
-    assert events == [Rejected(CALL, '{"name": "get_weather", "arguments": {"city": "Paris"}}', "tool_call_tag", "undeclared")]
+    assert events == [
+        Rejected(
+            CALL,
+            '{"name": "get_weather", "arguments": {"city": "Paris"}}',
+            "tool_call_tag",
+            "undeclared",
+        )
+    ]
 
 
 def test_undeclared_bare_json_name_is_released_as_soon_as_the_name_is_read() -> None:
@@ -102,7 +132,9 @@ def test_stream_ending_inside_an_unterminated_block_swallows_nothing() -> None:
     events = run(list(text))
     assert events == [
         Text("Sure. "),
-        Rejected(text[6:], '{"name": "get_weather", "arguments": {"ci', "tool_call_tag", "unterminated"),
+        Rejected(
+            text[6:], '{"name": "get_weather", "arguments": {"ci', "tool_call_tag", "unterminated"
+        ),
     ]
 
 
@@ -130,7 +162,9 @@ def test_closing_marker_inside_a_json_string_does_not_close_the_block() -> None:
 
 
 def test_escaped_quote_split_across_chunks_stays_inside_the_string() -> None:
-    text = '<tool_call>{"name": "echo", "arguments": {"s": "say \\"</tool_call>\\" ok"}}</tool_call>'
+    text = (
+        '<tool_call>{"name": "echo", "arguments": {"s": "say \\"</tool_call>\\" ok"}}</tool_call>'
+    )
     for k in range(len(text)):
         events = run([text[:k], text[k:]])
         assert len(events) == 1 and isinstance(events[0], ToolCall), k
