@@ -551,38 +551,35 @@ class StreamDetector:
     def _close(self, block: _Block, out: list[Event]) -> None:
         self._block = None
         self._go("close")
-        self._verdict(block, out, closed=True)
+        self._verdict(block, out, closed=True, marked=True)
 
     def _end_unclosed(self, block: _Block, out: list[Event]) -> None:
         block.parts.append(block.carry)
         block.carry = ""
         self._block = None
         self._go("close")
-        self._verdict(block, out, closed=block.fmt.closed_by_end)
+        self._verdict(block, out, closed=block.fmt.closed_by_end, marked=False)
 
     def _reject(self, block: _Block, reason: str, out: list[Event], *, trigger: str) -> None:
         self._block = None
         self._go(trigger)
         raw = "".join(block.parts)
-        out.append(Rejected(raw, self._shown(block.fmt, raw), block.fmt.id, reason))
+        out.append(Rejected(raw, self._shown(block.fmt, raw, marked=False), block.fmt.id, reason))
 
     @staticmethod
-    def _shown(fmt: Format, raw: str) -> str:
-        # Policy 12 (policy 8: JSON that is not a call is shown verbatim).
-        return raw if fmt.id == "bare_json" else strip_markers(fmt.id, raw)
+    def _shown(fmt: Format, raw: str, *, marked: bool) -> str:
+        # Policy 12 (policy 8: JSON that is not a call is shown verbatim). An
+        # unclosed block keeps a closing-marker look-alike that sat in a string.
+        return raw if fmt.id == "bare_json" else strip_markers(fmt.id, raw, closed=marked)
 
-    def _verdict(self, block: _Block, out: list[Event], *, closed: bool) -> None:
+    def _verdict(self, block: _Block, out: list[Event], *, closed: bool, marked: bool) -> None:
+        """Judge a finished block. ``marked``: it ended on its closing marker or bracket."""
         fmt = block.fmt
         raw = "".join(block.parts)
+        body = self._call_body(block, raw, marked=marked)
         if fmt.kind == "reasoning":
-            body = raw[len(block.opener) :]
-            for close in fmt.closes:
-                if body.endswith(close):
-                    body = body[: -len(close)]
-                    break
             out.append(Reasoning(body, raw, fmt.id))
             return
-        body = self._call_body(block, raw)
         try:
             calls = parse_body(fmt.id, body)
         except BodyError as exc:
@@ -592,19 +589,21 @@ class StreamDetector:
                 reason = "not_a_call"
             else:
                 reason = exc.reason
-            out.append(Rejected(raw, self._shown(fmt, raw), fmt.id, reason))
+            out.append(Rejected(raw, self._shown(fmt, raw, marked=marked), fmt.id, reason))
             return
         if self.tools is not None and any(c.name not in self.tools for c in calls):
-            out.append(Rejected(raw, self._shown(fmt, raw), fmt.id, "undeclared"))
+            out.append(Rejected(raw, self._shown(fmt, raw, marked=marked), fmt.id, "undeclared"))
             return
         self.format = fmt.id
         for k, call in enumerate(calls):
             out.append(ToolCall(call.name, call.arguments, raw if k == 0 else "", fmt.id))
 
     @staticmethod
-    def _call_body(block: _Block, raw: str) -> str:
+    def _call_body(block: _Block, raw: str, *, marked: bool) -> str:
         body = raw[len(block.opener) :]
         fmt = block.fmt
+        if not marked:
+            return body
         if fmt.closing is Closing.MARKER:
             for close in fmt.closes:
                 if body.endswith(close):

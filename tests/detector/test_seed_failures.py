@@ -168,3 +168,9 @@ def test_escaped_quote_split_across_chunks_stays_inside_the_string() -> None:
     for k in range(len(text)):
         events = run([text[:k], text[k:]])
         assert len(events) == 1 and isinstance(events[0], ToolCall), k
+
+
+def test_unterminated_block_keeps_a_closing_marker_that_sat_in_a_string() -> None:
+    text = '<tool_call>{"name": "echo", "arguments": {"s": "</tool_call>'
+    events = run(list(text))
+    assert events == [Rejected(text, text[len("<tool_call>") :], "tool_call_tag", "unterminated")]
