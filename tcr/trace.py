@@ -1,0 +1,236 @@
+"""Running a detector over one chunking, one step per chunk, for the oracles and the TUI.
+
+A detector that raises is a finding, not a failure of tcr: the exception is
+recorded as a ``Crash`` and the trace ends there, so a replay of a whole corpus
+goes on and reports it.
+
+``place_events`` locates every event in the input (from the raw lengths) and in
+the shown text, and ``merge_placed`` joins adjacent Text while remembering which
+step emitted each piece: that is how a violation names its chunk and offset.
+"""
+
+from __future__ import annotations
+
+import copy
+import enum
+from bisect import bisect_right
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tcr.detector.events import Detector, Event, Reasoning, Rejected, Text, ToolCall
+
+__all__ = [
+    "EVENT_TYPES",
+    "Crash",
+    "Placed",
+    "Step",
+    "Trace",
+    "describe_error",
+    "merge_placed",
+    "place_events",
+    "run_trace",
+]
+
+EVENT_TYPES = (Text, ToolCall, Reasoning, Rejected)
+
+_IMMUTABLE = (str, bytes, int, float, bool, enum.Enum, type(None))
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """What one ``feed`` (or the final ``finish``) returned."""
+
+    index: int  # chunk index; len(chunks) for the finish() step
+    chunk: str | None  # None for finish
+    offset: int  # input offset where this chunk starts (len(input) for finish)
+    events: tuple[Event, ...]
+    state: Any | None  # the detector's state after the step, when it exposes one
+
+    @property
+    def is_finish(self) -> bool:
+        return self.chunk is None
+
+    @property
+    def end(self) -> int:
+        """Input offset just past this chunk: how much input the detector has received."""
+        return self.offset + (len(self.chunk) if self.chunk is not None else 0)
+
+
+@dataclass(frozen=True, slots=True)
+class Crash:
+    """The detector raised in ``feed`` (index < len(chunks)) or ``finish`` (index == len)."""
+
+    index: int
+    offset: int
+    error: str  # one line, e.g. "ValueError: boom"
+
+
+@dataclass(frozen=True, slots=True)
+class Trace:
+    """One run of a detector over one chunking."""
+
+    chunks: tuple[str, ...]
+    steps: tuple[Step, ...]
+    crash: Crash | None
+
+    @property
+    def events(self) -> tuple[Event, ...]:
+        """Every event, in the order emitted."""
+        return tuple(event for step in self.steps for event in step.events)
+
+    @property
+    def input(self) -> str:
+        return "".join(self.chunks)
+
+    @property
+    def shown(self) -> str:
+        """What the user sees: ``Text`` text and ``Rejected`` content, in order."""
+        parts: list[str] = []
+        for step in self.steps:
+            for event in step.events:
+                if isinstance(event, Text):
+                    parts.append(event.text)
+                elif isinstance(event, Rejected):
+                    parts.append(event.content)
+        return "".join(parts)
+
+    @property
+    def has_raw(self) -> bool:
+        """Whether every event names its input span (foreign detectors may not)."""
+        return all(event.raw is not None for step in self.steps for event in step.events)
+
+    @property
+    def finished(self) -> bool:
+        """Whether ``finish()`` ran: the detector did not crash."""
+        return self.crash is None
+
+
+def describe_error(error: BaseException) -> str:
+    """``"ValueError: boom"``: the type and the first line of the message, bounded."""
+    lines = str(error).strip().splitlines()
+    text = f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
+    return text if len(text) <= 200 else text[:199] + "…"
+
+
+def run_trace(detector: Detector, chunks: Sequence[str], *, states: bool = True) -> Trace:
+    """Feed every chunk, then finish, recording each step.
+
+    ``states=False`` skips reading ``detector.state`` after each step; a replay
+    that only runs the oracles does not need it, and a state snapshot per chunk
+    can cost more than the detector itself.
+    """
+    chunk_tuple = tuple(chunks)
+    steps: list[Step] = []
+    try:
+        read_state = states and hasattr(detector, "state")
+    except Exception:  # a state property that raises: read it per step, so it is a Crash
+        read_state = True
+    offset = 0
+    for index, chunk in enumerate(chunk_tuple):
+        try:
+            events = _checked(detector.feed(chunk), "feed()")
+            state = _snapshot(getattr(detector, "state", None)) if read_state else None
+        except Exception as error:  # any detector failure is a finding, reported
+            return Trace(chunk_tuple, tuple(steps), Crash(index, offset, describe_error(error)))
+        steps.append(Step(index, chunk, offset, events, state))
+        offset += len(chunk)
+    index = len(chunk_tuple)
+    try:
+        events = _checked(detector.finish(), "finish()")
+        state = _snapshot(getattr(detector, "state", None)) if read_state else None
+    except Exception as error:
+        return Trace(chunk_tuple, tuple(steps), Crash(index, offset, describe_error(error)))
+    steps.append(Step(index, None, offset, events, state))
+    return Trace(chunk_tuple, tuple(steps), None)
+
+
+def _checked(result: object, call: str) -> tuple[Event, ...]:
+    # A wrong return type would otherwise surface as an obscure error deep in an oracle.
+    if not isinstance(result, list | tuple):
+        raise TypeError(f"{call} returned {type(result).__name__}, not a list of events")
+    for event in result:
+        if not isinstance(event, EVENT_TYPES):
+            raise TypeError(f"{call} returned a {type(event).__name__} among its events")
+    return tuple(result)
+
+
+def _snapshot(state: object) -> object:
+    # The reference detector's ``state`` is already a fresh frozen snapshot; copying
+    # it again per chunk would cost more than the detector step. Anything mutable is
+    # deep-copied so later steps cannot rewrite earlier ones.
+    if isinstance(state, _IMMUTABLE):
+        return state
+    params = getattr(type(state), "__dataclass_params__", None)
+    if params is not None and params.frozen:
+        return state
+    if isinstance(state, tuple) and all(isinstance(item, _IMMUTABLE) for item in state):
+        return state
+    return copy.deepcopy(state)
+
+
+@dataclass(slots=True)
+class Placed:
+    """An event, or a merged run of ``Text``, with where it sits in the input and the steps."""
+
+    event: Event
+    start: int | None  # input offset of its raw; None once an earlier event's raw is unknown
+    shown: int  # offset of what it shows (Text text, Rejected content) in ``Trace.shown``
+    step: int  # the step that emitted it (the first piece, for merged Text)
+    pieces: tuple[tuple[int, int], ...] = ()  # merged Text: (offset in text, step) per piece
+
+    def step_at(self, position: int) -> int:
+        """The step that emitted the character at ``position`` of this (merged) Text."""
+        if not self.pieces:
+            return self.step
+        index = bisect_right(self.pieces, (position, 1 << 62)) - 1
+        return self.pieces[max(index, 0)][1]
+
+
+def place_events(trace: Trace) -> list[Placed]:
+    """Every event of the trace with its input offset, shown offset and step: one pass."""
+    placed: list[Placed] = []
+    start: int | None = 0
+    shown = 0
+    for step in trace.steps:
+        index = step.index
+        for event in step.events:
+            placed.append(Placed(event, start, shown, index))
+            raw = event.raw
+            if start is not None:
+                start = None if raw is None else start + len(raw)
+            if isinstance(event, Text):
+                shown += len(event.text)
+            elif isinstance(event, Rejected):
+                shown += len(event.content)
+    return placed
+
+
+def merge_placed(placed: Iterable[Placed]) -> list[Placed]:
+    """Adjacent Text joined into one, empty Text dropped: how text was cut is not a result."""
+    merged: list[Placed] = []
+    run: list[tuple[Placed, str]] = []
+
+    def close_run() -> None:
+        if len(run) == 1:
+            merged.append(run[0][0])
+        elif run:
+            pieces: list[tuple[int, int]] = []
+            length = 0
+            for piece, text in run:
+                pieces.append((length, piece.step))
+                length += len(text)
+            first = run[0][0]
+            joined = Text("".join(text for _, text in run))
+            merged.append(Placed(joined, first.start, first.shown, first.step, tuple(pieces)))
+        run.clear()
+
+    for item in placed:
+        if isinstance(item.event, Text):
+            if item.event.text:
+                run.append((item, item.event.text))
+            continue
+        close_run()
+        merged.append(item)
+    close_run()
+    return merged

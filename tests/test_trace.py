@@ -1,0 +1,167 @@
+"""Tracing: one step per chunk plus finish, crashes recorded, events placed in the input."""
+
+from __future__ import annotations
+
+from toy_detectors import RaisesOnThirdChunk, ToyDetector, ToyState
+
+from tcr.detector.events import Event, Rejected, Text, ToolCall
+from tcr.trace import Crash, Placed, Step, merge_placed, place_events, run_trace
+
+CALL = '<tool_call>{"name": "f", "arguments": {}}</tool_call>'
+CHUNKS = ["hi <tool", "_call>", '{"name": "f", "arguments": {}}</tool_call>', " bye"]
+
+
+class Scripted:
+    """Returns whatever it is told to, one answer per call; no ``state``."""
+
+    def __init__(self, *answers: object) -> None:
+        self.answers = list(answers)
+
+    def feed(self, chunk: str) -> list[Event]:
+        return self.answers.pop(0)  # type: ignore[return-value]
+
+    def finish(self) -> list[Event]:
+        return self.answers.pop(0)  # type: ignore[return-value]
+
+
+def test_one_step_per_chunk_then_finish() -> None:
+    trace = run_trace(ToyDetector(), CHUNKS)
+    assert [s.index for s in trace.steps] == [0, 1, 2, 3, 4]
+    assert [s.chunk for s in trace.steps] == [*CHUNKS, None]
+    assert [s.offset for s in trace.steps] == [0, 8, 14, 56, 60]
+    assert trace.steps[-1].is_finish
+    assert trace.steps[1].end == 14
+    assert trace.crash is None
+    assert trace.finished
+
+
+def test_events_in_order_and_where_they_were_emitted() -> None:
+    trace = run_trace(ToyDetector(), CHUNKS)
+    assert trace.steps[0].events == (Text("hi "),)
+    assert trace.steps[1].events == ()
+    assert trace.steps[2].events == (ToolCall("f", "{}", CALL, "tool_call_tag"),)
+    assert trace.events == (Text("hi "), ToolCall("f", "{}", CALL, "tool_call_tag"), Text(" bye"))
+
+
+def test_input_shown_and_has_raw() -> None:
+    trace = run_trace(ToyDetector(), ["x <tool_call>oops</tool_call> y"])
+    assert trace.input == "x <tool_call>oops</tool_call> y"
+    assert trace.shown == "x oops y"  # Rejected content is shown
+    assert trace.has_raw
+
+
+def test_has_raw_is_false_when_any_event_lacks_raw() -> None:
+    trace = run_trace(Scripted([Text("a")], [ToolCall("f", "{}", None)]), ["a"])
+    assert not trace.has_raw
+
+
+def test_state_snapshot_after_every_step() -> None:
+    trace = run_trace(ToyDetector(), CHUNKS)
+    assert trace.steps[0].state == ToyState("printing", "<tool", "")
+    assert trace.steps[1].state == ToyState("in_block", "", "")
+    assert trace.steps[-1].state == ToyState("printing", "", "")
+
+
+def test_no_state_attribute_means_none() -> None:
+    trace = run_trace(Scripted([], []), ["a"])
+    assert [s.state for s in trace.steps] == [None, None]
+
+
+def test_states_can_be_skipped_for_speed() -> None:
+    trace = run_trace(ToyDetector(), CHUNKS, states=False)
+    assert all(s.state is None for s in trace.steps)
+
+
+class MutableState:
+    """Exposes its live buffer as ``state``: the trace must copy it."""
+
+    def __init__(self) -> None:
+        self.state: list[str] = []
+
+    def feed(self, chunk: str) -> list[Event]:
+        self.state.append(chunk)
+        return []
+
+    def finish(self) -> list[Event]:
+        text = "".join(self.state)
+        self.state.clear()
+        return [Text(text)] if text else []
+
+
+def test_a_mutable_state_is_copied_so_later_steps_cannot_rewrite_it() -> None:
+    trace = run_trace(MutableState(), ["a", "b"])
+    assert [s.state for s in trace.steps] == [["a"], ["a", "b"], []]
+
+
+def test_exception_in_feed_is_a_crash_and_stops_the_trace() -> None:
+    trace = run_trace(RaisesOnThirdChunk(), ["ab", "cd", "ef", "gh"])
+    assert trace.crash == Crash(2, 4, "ValueError: boom")
+    assert [s.index for s in trace.steps] == [0, 1]
+    assert not trace.finished
+
+
+class FailsAtFinish(ToyDetector):
+    def finish(self) -> list[Event]:
+        raise RuntimeError("first line\nsecond line")
+
+
+def test_exception_in_finish_is_a_crash_at_the_finish_index() -> None:
+    trace = run_trace(FailsAtFinish(), ["ab", "cd"])
+    assert trace.crash == Crash(2, 4, "RuntimeError: first line")
+    assert len(trace.steps) == 2
+
+
+def test_an_exception_without_message_is_its_type() -> None:
+    class Empty(ToyDetector):
+        def feed(self, chunk: str) -> list[Event]:
+            raise KeyError
+
+    assert run_trace(Empty(), ["a"]).crash == Crash(0, 0, "KeyError")
+
+
+def test_wrong_return_type_is_a_crash_not_a_confusing_error_later() -> None:
+    trace = run_trace(Scripted(None), ["a"])
+    assert trace.crash == Crash(0, 0, "TypeError: feed() returned NoneType, not a list of events")
+    trace = run_trace(Scripted(["a"]), ["a"])
+    assert trace.crash == Crash(0, 0, "TypeError: feed() returned a str among its events")
+
+
+def test_empty_input_is_just_finish() -> None:
+    trace = run_trace(ToyDetector(), [])
+    assert trace.steps == (Step(0, None, 0, (), ToyState("printing", "", "")),)
+
+
+def test_place_events_gives_input_and_shown_offsets_and_steps() -> None:
+    trace = run_trace(ToyDetector(), ["a <tool_call>bad</tool", "_call> b"])
+    placed = place_events(trace)
+    assert [(p.start, p.shown, p.step) for p in placed] == [(0, 0, 0), (2, 2, 1), (28, 5, 1)]
+    assert isinstance(placed[1].event, Rejected)
+
+
+def test_place_events_stops_knowing_offsets_after_an_unknown_raw() -> None:
+    trace = run_trace(Scripted([Text("a"), ToolCall("f", "{}"), Text("b")], []), ["a<x>b"])
+    assert [p.start for p in place_events(trace)] == [0, 1, None]
+
+
+def test_merge_placed_joins_text_and_remembers_each_piece() -> None:
+    trace = run_trace(ToyDetector(), ["ab", "", "cd", "e"])
+    (merged,) = merge_placed(place_events(trace))
+    assert merged.event == Text("abcde")
+    assert (merged.start, merged.step) == (0, 0)
+    assert [merged.step_at(i) for i in range(5)] == [0, 0, 2, 2, 3]
+
+
+def test_merge_placed_drops_empty_text() -> None:
+    items = [Placed(Text(""), 0, 0, 0), Placed(ToolCall("f", "{}", ""), 0, 0, 0)]
+    assert [p.event for p in merge_placed(items)] == [ToolCall("f", "{}", "")]
+
+
+class StateRaises(ToyDetector):
+    @property
+    def state(self) -> ToyState:
+        raise RuntimeError("no state yet")
+
+
+def test_a_state_that_cannot_be_read_is_a_crash() -> None:
+    trace = run_trace(StateRaises(), ["ab"])
+    assert trace.crash == Crash(0, 0, "RuntimeError: no state yet")
