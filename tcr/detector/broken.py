@@ -1,0 +1,208 @@
+"""Deliberately broken detectors: each one reintroduces a bug from the seeds.
+
+They exist so that tcr can prove it catches what it claims to catch, and so a
+newcomer can watch a failure before hunting their own::
+
+    tcr replay --detector tcr.detector.broken:per_chunk_markers
+
+Each factory takes the same arguments as ``StreamDetector``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from tcr.detector.core import StreamDetector
+from tcr.detector.events import Event, Text, ToolCall
+from tcr.detector.machine import FSM
+
+__all__ = [
+    "BROKEN",
+    "drops_pending_at_finish",
+    "duplicates_flushed_prefix",
+    "holds_all_text",
+    "holds_non_call_json",
+    "merges_calls_in_one_chunk",
+    "per_chunk_closing",
+    "per_chunk_markers",
+    "preamble_settles",
+    "undeclared_clears_buffer",
+]
+
+
+class _Broken(StreamDetector):
+    bug = ""
+
+
+class DropsPendingAtFinish(_Broken):
+    bug = "a held marker prefix is swallowed at end of stream (PR #2262)"
+
+    def finish(self) -> list[Event]:
+        if self._block is None:
+            self._pending = ""
+            self._fsm = FSM.PRINTING
+        return super().finish()
+
+
+class PerChunkMarkers(_Broken):
+    bug = "opening markers are matched one chunk at a time, so a split marker leaks (PR #879)"
+
+    def feed(self, chunk: str) -> list[Event]:
+        events = super().feed(chunk)
+        if self._pending:  # forget that the tail could still become a marker
+            events.append(Text(self._pending))
+            self._pending = ""
+            self._fsm = FSM.PRINTING
+        return events
+
+
+class PerChunkClosing(_Broken):
+    bug = "a closing marker is seen only when it arrives inside one chunk"
+
+    def feed(self, chunk: str) -> list[Event]:
+        events = super().feed(chunk)
+        block = self._block
+        if block is not None and block.carry:
+            block.parts.append(block.carry)
+            block.length += len(block.carry)
+            block.carry = ""
+        return events
+
+
+class DuplicatesFlushedPrefix(_Broken):
+    bug = "a released false-start prefix is emitted twice"
+
+    def feed(self, chunk: str) -> list[Event]:
+        held = self._pending
+        events = super().feed(chunk)
+        if held and not self._pending and events and isinstance(events[0], Text):
+            events.insert(0, Text(held))
+        return events
+
+
+class HoldsAllText(_Broken):
+    bug = "all text is held until the end of the message"
+
+    def reset(self) -> None:
+        super().reset()
+        self._held: list[Event] = []
+
+    def feed(self, chunk: str) -> list[Event]:
+        self._held += super().feed(chunk)
+        return []
+
+    def finish(self) -> list[Event]:
+        events = self._held + super().finish()
+        self._held = []
+        return events
+
+
+class HoldsNonCallJson(_Broken):
+    bug = "JSON at message start that is not a call is buffered to the end (PR #2262)"
+
+    def reset(self) -> None:
+        super().reset()
+        self._held: list[Event] = []
+
+    def _captured(self, block: object) -> str | None:
+        super()._captured(block)  # type: ignore[arg-type]
+        return None  # never settle early
+
+    def feed(self, chunk: str) -> list[Event]:
+        events = super().feed(chunk)
+        if self._held or (events and getattr(events[0], "reason", "") == "not_a_call"):
+            self._held += events
+            return []
+        return events
+
+    def finish(self) -> list[Event]:
+        events = self._held + super().finish()
+        self._held = []
+        return events
+
+
+class UndeclaredClearsBuffer(_Broken):
+    bug = "a call to an undeclared tool is dropped instead of shown (PR #2262)"
+
+    def _drop(self, events: list[Event]) -> list[Event]:
+        return [e for e in events if getattr(e, "reason", "") != "undeclared"]
+
+    def feed(self, chunk: str) -> list[Event]:
+        return self._drop(super().feed(chunk))
+
+    def finish(self) -> list[Event]:
+        return self._drop(super().finish())
+
+
+class PreambleSettles(_Broken):
+    bug = "a preamble sentence settles the decision: later markers are never examined (PR #879)"
+
+    def reset(self) -> None:
+        super().reset()
+        self._settled = False
+
+    def feed(self, chunk: str) -> list[Event]:
+        if self._settled:
+            return [Text(chunk)] if chunk else []
+        events = super().feed(chunk)
+        if any(isinstance(e, Text) and e.text.strip() for e in events):
+            self._settled = True
+            if self._pending:
+                events.append(Text(self._pending))
+                self._pending = ""
+                self._fsm = FSM.PRINTING
+        return events
+
+
+class MergesCallsInOneChunk(_Broken):
+    bug = "two calls completed by one chunk come out as one"
+
+    def feed(self, chunk: str) -> list[Event]:
+        events = super().feed(chunk)
+        calls = [e for e in events if isinstance(e, ToolCall)]
+        if len(calls) < 2:
+            return events
+        first = calls[0]
+        merged = ToolCall(first.name, first.arguments, "".join(c.raw or "" for c in calls), first.format)
+        out: list[Event] = []
+        for e in events:
+            if e is first:
+                out.append(merged)
+            elif not isinstance(e, ToolCall):
+                out.append(e)
+        return out
+
+
+def _factory(cls: type[_Broken]) -> Callable[..., StreamDetector]:
+    def make(
+        tools: Iterable[str] | None = None, format: str | None = None, max_block: int = 1 << 20
+    ) -> StreamDetector:
+        return cls(tools=tools, format=format, max_block=max_block)
+
+    make.__doc__ = cls.bug
+    make.__name__ = cls.__name__
+    return make
+
+
+drops_pending_at_finish = _factory(DropsPendingAtFinish)
+per_chunk_markers = _factory(PerChunkMarkers)
+per_chunk_closing = _factory(PerChunkClosing)
+duplicates_flushed_prefix = _factory(DuplicatesFlushedPrefix)
+holds_all_text = _factory(HoldsAllText)
+holds_non_call_json = _factory(HoldsNonCallJson)
+undeclared_clears_buffer = _factory(UndeclaredClearsBuffer)
+preamble_settles = _factory(PreambleSettles)
+merges_calls_in_one_chunk = _factory(MergesCallsInOneChunk)
+
+# name -> factory, for the CLI and for tests that loop over every known bug
+BROKEN: dict[str, Callable[..., StreamDetector]] = {
+    "drops_pending_at_finish": drops_pending_at_finish,
+    "per_chunk_markers": per_chunk_markers,
+    "per_chunk_closing": per_chunk_closing,
+    "duplicates_flushed_prefix": duplicates_flushed_prefix,
+    "holds_all_text": holds_all_text,
+    "holds_non_call_json": holds_non_call_json,
+    "undeclared_clears_buffer": undeclared_clears_buffer,
+    "preamble_settles": preamble_settles,
+    "merges_calls_in_one_chunk": merges_calls_in_one_chunk,
+}
