@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from enum import Enum
 from typing import Any
 
+from tcr.detector.block import CALL_KEYS, Block
 from tcr.detector.bodies import BodyError, parse_body, strip_markers
 from tcr.detector.events import Event, Reasoning, Rejected, Text, ToolCall
 from tcr.detector.formats import (
@@ -40,83 +40,10 @@ _OPENER_FIRSTS = frozenset(m[0] for m in DISTINCTIVE_OPENERS)
 _TRIGGER_RE = re.compile("[" + re.escape("".join(sorted(_OPENER_FIRSTS))) + "]")
 _NON_SPACE_RE = re.compile(r"\S")
 
-# A call object's top-level keys (every JSON call shape the body parsers accept).
-# Any other key at message start settles that the JSON is an answer (policy 8).
-_CALL_KEYS = frozenset({"name", "arguments", "parameters", "type", "function", "id"})
-
 # After a fenced call's balancing brace: a little white space, then the fence.
 _FENCE_MAX_SPACE = 8
 _FENCE_DONE_RE = re.compile(rf"[ \t\r\n]{{0,{_FENCE_MAX_SPACE}}}```")
 _FENCE_MAYBE_RE = re.compile(rf"[ \t\r\n]{{0,{_FENCE_MAX_SPACE}}}`{{0,2}}")
-
-_GEMMA_QUOTE = '<|"|>'
-
-
-class _Lexer(Enum):
-    UNDECIDED = "undecided"  # body is white space so far
-    PLAIN = "plain"  # first closing marker wins (prose, Qwen3-Coder, GLM, reasoning)
-    JSON = "json"  # closing marker only outside JSON strings (policy 4)
-    GEMMA = "gemma"  # closing marker only outside <|"|> strings
-    BEFORE_BRACE = "before_brace"  # Mistral NAME[ARGS] before its {…}
-    BALANCED = "balanced"  # ends at the bracket balancing the first one
-
-
-def _alternation(tokens: Iterable[str]) -> re.Pattern[str]:
-    return re.compile("|".join(re.escape(t) for t in sorted(set(tokens), key=len, reverse=True)))
-
-
-class _Tokens:
-    """The tokens one lexer state looks for, compiled once per format."""
-
-    __slots__ = ("busy_re", "firsts", "longest", "prefixes", "regex")
-
-    def __init__(
-        self, tokens: Iterable[str], *, extra: str = "", partials: tuple[str, ...] = ()
-    ) -> None:
-        toks = tuple(tokens)
-        pattern = _alternation(toks).pattern if toks else ""
-        if extra:
-            pattern = f"{pattern}|{extra}" if pattern else extra
-        self.regex = re.compile(pattern, re.DOTALL)
-        # A token split across chunks is carried to the next feed, never judged half-seen.
-        self.prefixes = frozenset([t[:k] for t in toks for k in range(1, len(t))] + list(partials))
-        self.firsts = frozenset(p[0] for p in self.prefixes)
-        self.longest = max([len(t) for t in toks] + [len(p) + 1 for p in partials] + [1])
-        chars = "".join(sorted(self.firsts))
-        # Matches nowhere in a chunk that is plain body through and through.
-        self.busy_re = re.compile(
-            f"{pattern}|[{re.escape(chars)}]" if chars else pattern, re.DOTALL
-        )
-
-
-class _Rules:
-    """Per-format lexer tables."""
-
-    def __init__(self, fmt: Format) -> None:
-        closes = fmt.closes if fmt.closing is Closing.MARKER else ()
-        self.closes = frozenset(closes)
-        self.undecided = _Tokens(closes, extra=r"\S")
-        self.plain = _Tokens(closes)
-        self.json_out = _Tokens(('"', *closes))
-        self.string_in = _Tokens(('"',), extra=r"\\.", partials=("\\",))
-        self.gemma_out = _Tokens((_GEMMA_QUOTE, *closes))
-        self.gemma_in = _Tokens((_GEMMA_QUOTE,))
-        self.brace = _Tokens(("{",))
-        self.balanced = _Tokens(('"', "{", "}", "[", "]"))
-        self.call_shape = _Tokens(('"', "{", "}", "[", "]", ":", ","))  # bare_json at depth 1
-        self.key_start = _Tokens((), extra=r"\S")
-
-
-_RULES: dict[str, _Rules] = {f.id: _Rules(f) for f in BY_ID.values()}
-
-
-def _partial_at_end(s: str, start: int, tokens: _Tokens) -> int:
-    """Index where a proper prefix of some token begins at the end of ``s``, else len(s)."""
-    n = len(s)
-    for j in range(max(start, n - tokens.longest + 1), n):
-        if s[j] in tokens.firsts and s[j:] in tokens.prefixes:
-            return j
-    return n
 
 
 def _prefix_regex(words: Iterable[str]) -> re.Pattern[str]:
@@ -150,60 +77,6 @@ def _hold_start(s: str) -> int:
     return len(s) if m is None else m.start()
 
 
-class _Block:
-    """One open block: its raw text so far and the lexer state that finds its end."""
-
-    __slots__ = (
-        "body_done",
-        "capture",
-        "capture_kind",
-        "carry",
-        "depth",
-        "expect_key",
-        "fmt",
-        "in_string",
-        "last_key",
-        "length",
-        "lexer",
-        "opener",
-        "parts",
-        "rules",
-        "tail",
-        "tokens",
-    )
-
-    def __init__(self, fmt: Format, opener: str) -> None:
-        self.fmt = fmt
-        self.rules = _RULES[fmt.id]
-        self.opener = opener
-        self.parts: list[str] = [opener]
-        self.length = len(opener)  # raw characters in parts
-        self.carry = ""  # a possibly split token at the end: scanned again with the next chunk
-        self.in_string = False
-        self.depth = 0
-        self.expect_key = False
-        # bare_json: a top-level key, or the value of "name", being read
-        self.capture: list[str] | None = None
-        self.capture_kind = ""
-        self.last_key: str | None = None
-        self.tail = ""  # fenced_json: what follows the balancing brace, while it may be a fence
-        self.body_done = False
-        if fmt.kind == "reasoning":
-            self.lexer = _Lexer.PLAIN
-        elif fmt.keep:  # the body starts with the kept "{"
-            self.lexer = _Lexer.BALANCED
-        else:
-            self.lexer = _Lexer.UNDECIDED
-        self.tokens: _Tokens = self.rules.plain  # set by the detector for the lexer state
-
-    @property
-    def raw(self) -> str:
-        return "".join(self.parts) + self.carry + self.tail
-
-    def body(self) -> str:
-        return "".join(self.parts)[len(self.opener) :]
-
-
 class StreamDetector:
     """The reference detector: every format row and policy of DESIGN §5.
 
@@ -235,7 +108,7 @@ class StreamDetector:
         self._fsm = FSM.PRINTING
         self._pending = ""
         self._at_start = True  # all content so far is white space: bare_json may open
-        self._block: _Block | None = None
+        self._block: Block | None = None
         self._offset = 0
 
     @property
@@ -363,19 +236,18 @@ class StreamDetector:
 
     def _open(self, fmt: Format, opener: str, out: list[Event]) -> None:
         self._go("open")
-        self._block = block = _Block(fmt, opener)
-        block.tokens = self._tokens(block)
+        self._block = Block(fmt, opener)
 
     # -- inside a block -----------------------------------------------------
 
-    def _feed_block(self, block: _Block, text: str, out: list[Event]) -> str | None:
+    def _feed_block(self, block: Block, text: str, out: list[Event]) -> str | None:
         """Read ``text`` into the block. Returns the text after the block, or None."""
         if block.body_done:
             return self._feed_fence(block, text, out)
         limit = self.max_block - block.length
         s = block.carry + text
         block.carry = ""
-        end, close_len, release, keep = self._scan(block, s)
+        end, close_len, release, keep = block.scan(s, self._captured)
         stop = keep if end is None else end + close_len
         if end is None and keep < len(s):
             stop = len(s)  # a carried partial token counts toward the limit too
@@ -392,7 +264,7 @@ class StreamDetector:
             if keep:
                 block.parts.append(s[:keep])
                 block.length += keep
-            block.tokens = self._tokens(block)
+            block.tokens = block.current_tokens()
             self._go("body")
             return None
         block.parts.append(s[:end])
@@ -408,7 +280,7 @@ class StreamDetector:
         self._close(block, out)
         return s[end + close_len :]
 
-    def _feed_fence(self, block: _Block, text: str, out: list[Event]) -> str | None:
+    def _feed_fence(self, block: Block, text: str, out: list[Event]) -> str | None:
         t = block.tail + text
         block.tail = ""
         m = _FENCE_DONE_RE.match(t)
@@ -422,111 +294,7 @@ class StreamDetector:
         self._close(block, out)
         return t
 
-    def _tokens(self, block: _Block) -> _Tokens:
-        r = block.rules
-        lexer = block.lexer
-        if lexer is _Lexer.UNDECIDED:
-            return r.undecided
-        if lexer is _Lexer.PLAIN:
-            return r.plain
-        if lexer is _Lexer.JSON:
-            return r.string_in if block.in_string else r.json_out
-        if lexer is _Lexer.GEMMA:
-            return r.gemma_in if block.in_string else r.gemma_out
-        if lexer is _Lexer.BEFORE_BRACE:
-            return r.brace
-        if block.in_string:
-            return r.string_in
-        if block.fmt.id == "bare_json" and block.depth == 1:
-            return r.key_start if block.expect_key else r.call_shape
-        return r.balanced
-
-    def _scan(self, block: _Block, s: str) -> tuple[int | None, int, str | None, int]:
-        """Advance the lexer over ``s`` from its start.
-
-        Returns ``(end, close_len, release, keep)``: ``end`` is where the body
-        ends in ``s`` (None: not yet), ``close_len`` the closing marker's length
-        there, ``release`` a rejection reason when the block is settled early,
-        and ``keep`` (when ``end`` is None) where a possibly split token begins.
-        """
-        i = 0
-        n = len(s)
-        while i < n:
-            tokens = self._tokens(block)
-            m = tokens.regex.search(s, i)
-            if m is None:
-                keep = _partial_at_end(s, i, tokens)
-                if block.capture is not None:
-                    block.capture.append(s[i:keep])
-                return None, 0, None, keep
-            tok = m.group()
-            lexer = block.lexer
-            if block.in_string:
-                if len(tok) == 2:  # an escape: the escaped character is never a delimiter
-                    if block.capture is not None:
-                        block.capture.append(s[i : m.end()])
-                    i = m.end()
-                    continue
-                block.in_string = False
-                if block.capture is not None:
-                    block.capture.append(s[i : m.start()])
-                    verdict = self._captured(block)
-                    if verdict is not None:
-                        return m.end(), 0, verdict, n
-                i = m.end()
-                continue
-            if tok in block.rules.closes:
-                return m.start(), len(tok), None, n
-            if lexer is _Lexer.UNDECIDED:
-                block.lexer = self._decide(block, tok)
-                i = m.start()  # read the deciding character again, with the new lexer
-                continue
-            if lexer is _Lexer.BEFORE_BRACE:
-                block.lexer = _Lexer.BALANCED
-                i = m.start()
-                continue
-            if tok == '"' or tok == _GEMMA_QUOTE:
-                block.in_string = True
-                if lexer is _Lexer.BALANCED and block.depth == 1 and block.fmt.id == "bare_json":
-                    if block.expect_key:
-                        block.capture, block.capture_kind = [], "key"
-                        block.expect_key = False
-                    elif block.last_key == "name":
-                        block.capture, block.capture_kind = [], "name"
-                i = m.end()
-                continue
-            if lexer is _Lexer.BALANCED:
-                if block.expect_key and block.depth == 1:
-                    # The next thing in a call object must be a key or its end.
-                    if tok != "}":
-                        return m.end(), 0, "not_a_call", n
-                    block.expect_key = False
-                if tok == "{" or tok == "[":
-                    block.depth += 1
-                    if block.depth == 1 and block.fmt.id == "bare_json":
-                        block.expect_key = tok == "{"
-                elif tok == "}" or tok == "]":
-                    block.depth -= 1
-                    if block.depth <= 0:
-                        return m.end(), 0, None, n
-                elif tok == ",":
-                    block.expect_key = True
-                    block.last_key = None
-            i = m.end()
-        return None, 0, None, n
-
-    def _decide(self, block: _Block, first: str) -> _Lexer:
-        """Pick the body lexer from the body's first non-space character."""
-        fid = block.fmt.id
-        if fid == "bracket_tool_calls":
-            return _Lexer.BALANCED if first == "[" else _Lexer.BEFORE_BRACE
-        if first in "{[":
-            return _Lexer.JSON
-        if fid == "gemma_special" and first == "c":
-            return _Lexer.GEMMA
-        return _Lexer.PLAIN
-
-    def _captured(self, block: _Block) -> str | None:
+    def _captured(self, block: Block) -> str | None:
         """A top-level string of a message-start JSON object was read: is it still a call?"""
         assert block.capture is not None
         text = "".join(block.capture)
@@ -539,7 +307,7 @@ class StreamDetector:
         if kind == "key":
             block.last_key = value
             # Policy 8: a key no call has settles that this JSON is an answer.
-            return None if value in _CALL_KEYS else "not_a_call"
+            return None if value in CALL_KEYS else "not_a_call"
         block.last_key = None
         # Policy 7, as early as it is certain.
         if self.tools is not None and value not in self.tools:
@@ -548,19 +316,19 @@ class StreamDetector:
 
     # -- verdicts -------------------------------------------------------------
 
-    def _close(self, block: _Block, out: list[Event]) -> None:
+    def _close(self, block: Block, out: list[Event]) -> None:
         self._block = None
         self._go("close")
         self._verdict(block, out, closed=True, marked=True)
 
-    def _end_unclosed(self, block: _Block, out: list[Event]) -> None:
+    def _end_unclosed(self, block: Block, out: list[Event]) -> None:
         block.parts.append(block.carry)
         block.carry = ""
         self._block = None
         self._go("close")
         self._verdict(block, out, closed=block.fmt.closed_by_end, marked=False)
 
-    def _reject(self, block: _Block, reason: str, out: list[Event], *, trigger: str) -> None:
+    def _reject(self, block: Block, reason: str, out: list[Event], *, trigger: str) -> None:
         self._block = None
         self._go(trigger)
         raw = "".join(block.parts)
@@ -572,7 +340,7 @@ class StreamDetector:
         # unclosed block keeps a closing-marker look-alike that sat in a string.
         return raw if fmt.id == "bare_json" else strip_markers(fmt.id, raw, closed=marked)
 
-    def _verdict(self, block: _Block, out: list[Event], *, closed: bool, marked: bool) -> None:
+    def _verdict(self, block: Block, out: list[Event], *, closed: bool, marked: bool) -> None:
         """Judge a finished block. ``marked``: it ended on its closing marker or bracket."""
         fmt = block.fmt
         raw = "".join(block.parts)
@@ -599,7 +367,7 @@ class StreamDetector:
             out.append(ToolCall(call.name, call.arguments, raw if k == 0 else "", fmt.id))
 
     @staticmethod
-    def _call_body(block: _Block, raw: str, *, marked: bool) -> str:
+    def _call_body(block: Block, raw: str, *, marked: bool) -> str:
         body = raw[len(block.opener) :]
         fmt = block.fmt
         if not marked:

@@ -1,0 +1,251 @@
+"""Inside a block: the lexer that finds where a block ends (DESIGN §5, policies 4 and 8).
+
+The printing side (``tcr.detector.core``) hands every character of an open
+block to ``Block.scan``. The lexer skips JSON (or Gemma ``<|"|>``) strings, so a
+closing marker or brace inside a string never ends the block, and carries a
+token split across chunks to the next chunk instead of judging it half-seen.
+Each character is looked at a constant number of times: closing is O(1)
+amortised per character, never a re-join of the block.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from enum import Enum
+
+from tcr.detector.formats import BY_ID, Closing, Format
+
+__all__ = ["CALL_KEYS", "RULES", "Block", "Tokens", "partial_at_end"]
+
+# A call object's top-level keys (every JSON call shape the body parsers accept).
+# Any other key at message start settles that the JSON is an answer (policy 8).
+CALL_KEYS = frozenset({"name", "arguments", "parameters", "type", "function", "id"})
+
+_GEMMA_QUOTE = '<|"|>'
+
+
+class _Lexer(Enum):
+    UNDECIDED = "undecided"  # body is white space so far
+    PLAIN = "plain"  # first closing marker wins (prose, Qwen3-Coder, GLM, reasoning)
+    JSON = "json"  # closing marker only outside JSON strings (policy 4)
+    GEMMA = "gemma"  # closing marker only outside <|"|> strings
+    BEFORE_BRACE = "before_brace"  # Mistral NAME[ARGS] before its {…}
+    BALANCED = "balanced"  # ends at the bracket balancing the first one
+
+
+def _alternation(tokens: Iterable[str]) -> re.Pattern[str]:
+    return re.compile("|".join(re.escape(t) for t in sorted(set(tokens), key=len, reverse=True)))
+
+
+class Tokens:
+    """The tokens one lexer state looks for, compiled once per format."""
+
+    __slots__ = ("busy_re", "firsts", "longest", "prefixes", "regex")
+
+    def __init__(
+        self, tokens: Iterable[str], *, extra: str = "", partials: tuple[str, ...] = ()
+    ) -> None:
+        toks = tuple(tokens)
+        pattern = _alternation(toks).pattern if toks else ""
+        if extra:
+            pattern = f"{pattern}|{extra}" if pattern else extra
+        self.regex = re.compile(pattern, re.DOTALL)
+        # A token split across chunks is carried to the next feed, never judged half-seen.
+        self.prefixes = frozenset([t[:k] for t in toks for k in range(1, len(t))] + list(partials))
+        self.firsts = frozenset(p[0] for p in self.prefixes)
+        self.longest = max([len(t) for t in toks] + [len(p) + 1 for p in partials] + [1])
+        chars = "".join(sorted(self.firsts))
+        # Matches nowhere in a chunk that is plain body through and through.
+        self.busy_re = re.compile(
+            f"{pattern}|[{re.escape(chars)}]" if chars else pattern, re.DOTALL
+        )
+
+
+class Rules:
+    """Per-format lexer tables."""
+
+    def __init__(self, fmt: Format) -> None:
+        closes = fmt.closes if fmt.closing is Closing.MARKER else ()
+        self.closes = frozenset(closes)
+        self.undecided = Tokens(closes, extra=r"\S")
+        self.plain = Tokens(closes)
+        self.json_out = Tokens(('"', *closes))
+        self.string_in = Tokens(('"',), extra=r"\\.", partials=("\\",))
+        self.gemma_out = Tokens((_GEMMA_QUOTE, *closes))
+        self.gemma_in = Tokens((_GEMMA_QUOTE,))
+        self.brace = Tokens(("{",))
+        self.balanced = Tokens(('"', "{", "}", "[", "]"))
+        self.call_shape = Tokens(('"', "{", "}", "[", "]", ":", ","))  # bare_json at depth 1
+        self.key_start = Tokens((), extra=r"\S")
+
+
+RULES: dict[str, Rules] = {f.id: Rules(f) for f in BY_ID.values()}
+
+
+def partial_at_end(s: str, start: int, tokens: Tokens) -> int:
+    """Index where a proper prefix of some token begins at the end of ``s``, else len(s)."""
+    n = len(s)
+    for j in range(max(start, n - tokens.longest + 1), n):
+        if s[j] in tokens.firsts and s[j:] in tokens.prefixes:
+            return j
+    return n
+
+
+class Block:
+    """One open block: its raw text so far and the lexer state that finds its end."""
+
+    __slots__ = (
+        "body_done",
+        "capture",
+        "capture_kind",
+        "carry",
+        "depth",
+        "expect_key",
+        "fmt",
+        "in_string",
+        "last_key",
+        "length",
+        "lexer",
+        "opener",
+        "parts",
+        "rules",
+        "tail",
+        "tokens",
+    )
+
+    def __init__(self, fmt: Format, opener: str) -> None:
+        self.fmt = fmt
+        self.rules = RULES[fmt.id]
+        self.opener = opener
+        self.parts: list[str] = [opener]
+        self.length = len(opener)  # raw characters in parts
+        self.carry = ""  # a possibly split token at the end: scanned again with the next chunk
+        self.in_string = False
+        self.depth = 0
+        self.expect_key = False
+        # bare_json: a top-level key, or the value of "name", being read
+        self.capture: list[str] | None = None
+        self.capture_kind = ""
+        self.last_key: str | None = None
+        self.tail = ""  # fenced_json: what follows the balancing brace, while it may be a fence
+        self.body_done = False
+        if fmt.kind == "reasoning":
+            self.lexer = _Lexer.PLAIN
+        elif fmt.keep:  # the body starts with the kept "{"
+            self.lexer = _Lexer.BALANCED
+        else:
+            self.lexer = _Lexer.UNDECIDED
+        self.tokens: Tokens = self.current_tokens()  # refreshed whenever the lexer state moves
+
+    @property
+    def raw(self) -> str:
+        return "".join(self.parts) + self.carry + self.tail
+
+    def current_tokens(self) -> Tokens:
+        """The tokens the lexer looks for in its present state."""
+        r = self.rules
+        lexer = self.lexer
+        if lexer is _Lexer.UNDECIDED:
+            return r.undecided
+        if lexer is _Lexer.PLAIN:
+            return r.plain
+        if lexer is _Lexer.JSON:
+            return r.string_in if self.in_string else r.json_out
+        if lexer is _Lexer.GEMMA:
+            return r.gemma_in if self.in_string else r.gemma_out
+        if lexer is _Lexer.BEFORE_BRACE:
+            return r.brace
+        if self.in_string:
+            return r.string_in
+        if self.fmt.id == "bare_json" and self.depth == 1:
+            return r.key_start if self.expect_key else r.call_shape
+        return r.balanced
+
+    def scan(
+        self, s: str, judge: Callable[[Block], str | None]
+    ) -> tuple[int | None, int, str | None, int]:
+        """Advance the lexer over ``s`` from its start.
+
+        Returns ``(end, close_len, release, keep)``: ``end`` is where the body
+        ends in ``s`` (None: not yet), ``close_len`` the closing marker's length
+        there, ``release`` a rejection reason when the block is settled early,
+        and ``keep`` (when ``end`` is None) where a possibly split token begins.
+        ``judge`` settles a captured top-level string of message-start JSON.
+        """
+        i = 0
+        n = len(s)
+        while i < n:
+            tokens = self.current_tokens()
+            m = tokens.regex.search(s, i)
+            if m is None:
+                keep = partial_at_end(s, i, tokens)
+                if self.capture is not None:
+                    self.capture.append(s[i:keep])
+                return None, 0, None, keep
+            tok = m.group()
+            lexer = self.lexer
+            if self.in_string:
+                if len(tok) == 2:  # an escape: the escaped character is never a delimiter
+                    if self.capture is not None:
+                        self.capture.append(s[i : m.end()])
+                    i = m.end()
+                    continue
+                self.in_string = False
+                if self.capture is not None:
+                    self.capture.append(s[i : m.start()])
+                    verdict = judge(self)
+                    if verdict is not None:
+                        return m.end(), 0, verdict, n
+                i = m.end()
+                continue
+            if tok in self.rules.closes:
+                return m.start(), len(tok), None, n
+            if lexer is _Lexer.UNDECIDED:
+                self.lexer = self._decide(tok)
+                i = m.start()  # read the deciding character again, with the new lexer
+                continue
+            if lexer is _Lexer.BEFORE_BRACE:
+                self.lexer = _Lexer.BALANCED
+                i = m.start()
+                continue
+            if tok == '"' or tok == _GEMMA_QUOTE:
+                self.in_string = True
+                if lexer is _Lexer.BALANCED and self.depth == 1 and self.fmt.id == "bare_json":
+                    if self.expect_key:
+                        self.capture, self.capture_kind = [], "key"
+                        self.expect_key = False
+                    elif self.last_key == "name":
+                        self.capture, self.capture_kind = [], "name"
+                i = m.end()
+                continue
+            if lexer is _Lexer.BALANCED:
+                if self.expect_key and self.depth == 1:
+                    # The next thing in a call object must be a key or its end.
+                    if tok != "}":
+                        return m.end(), 0, "not_a_call", n
+                    self.expect_key = False
+                if tok == "{" or tok == "[":
+                    self.depth += 1
+                    if self.depth == 1 and self.fmt.id == "bare_json":
+                        self.expect_key = tok == "{"
+                elif tok == "}" or tok == "]":
+                    self.depth -= 1
+                    if self.depth <= 0:
+                        return m.end(), 0, None, n
+                elif tok == ",":
+                    self.expect_key = True
+                    self.last_key = None
+            i = m.end()
+        return None, 0, None, n
+
+    def _decide(self, first: str) -> _Lexer:
+        """Pick the body lexer from the body's first non-space character."""
+        fid = self.fmt.id
+        if fid == "bracket_tool_calls":
+            return _Lexer.BALANCED if first == "[" else _Lexer.BEFORE_BRACE
+        if first in "{[":
+            return _Lexer.JSON
+        if fid == "gemma_special" and first == "c":
+            return _Lexer.GEMMA
+        return _Lexer.PLAIN
