@@ -28,7 +28,9 @@ def test_reference_detector_passes_every_oracle_under_every_chunking(case: str) 
     whole = run_trace(StreamDetector(), [text])
     runs = 0
     for chunking in every_chunking(text):
-        verdict = check_trace(run_trace(StreamDetector(), chunking.chunks), whole=whole, expectation=want)
+        verdict = check_trace(
+            run_trace(StreamDetector(), chunking.chunks), whole=whole, expectation=want
+        )
         assert verdict.ok, f"{case} {chunking.label}: {verdict.violations}"
         assert set(verdict.ran) == set(TRACE_CHECKS)
         runs += 1
@@ -58,7 +60,10 @@ def test_pending_dropped_at_finish_is_a_conservation_violation_at_the_finish_ste
 def test_marker_matched_one_chunk_at_a_time_is_a_leak_at_the_marker() -> None:
     chunks = ["Hi <tool", "_c", "all>", '{"name": "f", "arguments": {}}', "</tool_call>"]
     found = {v.check: v for v in violations("per_chunk_markers", chunks)}
-    assert (found["no_leak"].chunk, found["no_leak"].offset) == (2, 3)  # the chunk that completed it
+    assert (found["no_leak"].chunk, found["no_leak"].offset) == (
+        2,
+        3,
+    )  # the chunk that completed it
     assert found["invariance"].offset == 3
 
 
@@ -78,11 +83,33 @@ def test_text_held_until_finish_breaks_the_holdback_bound_as_soon_as_it_passes_i
 @pytest.mark.parametrize(
     ("bug", "chunks", "kwargs", "check"),
     [
-        ("per_chunk_closing", ['<tool_call>{"name": "f", "arguments": {}}</tool_', "call> ok"], {}, "invariance"),
-        ("undeclared_clears_buffer", ['<tool_call>{"name": "g", "arguments": {}}</tool_call>'], {"tools": ["f"]}, "conservation"),
-        ("preamble_settles", ["Sure. ", '<tool_call>{"name": "f", "arguments": {}}</tool_call>'], {}, "no_leak"),
-        ("holds_non_call_json", ['{"answer": 42}', " and a long sentence after it."], {}, "holdback"),
+        (
+            "per_chunk_closing",
+            ['<tool_call>{"name": "f", "arguments": {}}</tool_', "call> ok"],
+            {},
+            "invariance",
+        ),
+        (
+            "undeclared_clears_buffer",
+            ['<tool_call>{"name": "g", "arguments": {}}</tool_call>'],
+            {"tools": ["f"]},
+            "conservation",
+        ),
+        (
+            "preamble_settles",
+            ["Sure. ", '<tool_call>{"name": "f", "arguments": {}}</tool_call>'],
+            {},
+            "no_leak",
+        ),
+        (
+            "holds_non_call_json",
+            ['{"answer": 42}', " and a long sentence after it."],
+            {},
+            "holdback",
+        ),
     ],
 )
-def test_every_other_seeded_bug_is_caught(bug: str, chunks: list[str], kwargs: dict[str, object], check: str) -> None:
+def test_every_other_seeded_bug_is_caught(
+    bug: str, chunks: list[str], kwargs: dict[str, object], check: str
+) -> None:
     assert check in {v.check for v in violations(bug, chunks, **kwargs)}

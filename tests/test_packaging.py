@@ -45,27 +45,39 @@ def _check_installed(bin_dir: Path, elsewhere: Path) -> None:
 @pytest.mark.slow
 def test_pip_install_into_a_fresh_virtual_environment(tmp_path: Path) -> None:
     source = tmp_path / "src"
-    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".git", "*.egg-info", "build", ".venv", "__pycache__"))
+    shutil.copytree(
+        ROOT,
+        source,
+        ignore=shutil.ignore_patterns(".git", "*.egg-info", "build", ".venv", "__pycache__"),
+    )
     bin_dir = _venv(tmp_path)
     _run([str(bin_dir / "pip"), "install", "-q", str(source)], tmp_path)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     _check_installed(bin_dir, elsewhere)
     # A regular install copies the package: it must not point back at the source tree.
-    location = _run([str(bin_dir / "python"), "-c", "import tcr.replay; print(tcr.replay.__file__)"], elsewhere)
+    location = _run(
+        [str(bin_dir / "python"), "-c", "import tcr.replay; print(tcr.replay.__file__)"], elsewhere
+    )
     assert "site-packages" in location
 
 
 @pytest.mark.slow
 def test_pip_install_editable(tmp_path: Path) -> None:
     source = tmp_path / "src"
-    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".git", "*.egg-info", "build", ".venv", "__pycache__"))
+    shutil.copytree(
+        ROOT,
+        source,
+        ignore=shutil.ignore_patterns(".git", "*.egg-info", "build", ".venv", "__pycache__"),
+    )
     bin_dir = _venv(tmp_path)
     _run([str(bin_dir / "pip"), "install", "-q", "-e", str(source)], tmp_path)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     _check_installed(bin_dir, elsewhere)
-    location = _run([str(bin_dir / "python"), "-c", "import tcr.replay; print(tcr.replay.__file__)"], elsewhere)
+    location = _run(
+        [str(bin_dir / "python"), "-c", "import tcr.replay; print(tcr.replay.__file__)"], elsewhere
+    )
     assert location.strip() == str(source / "replay" / "__init__.py")
 
 

@@ -19,8 +19,18 @@ from tcr.rechunk import (
 CALL = 'a <tool_call>{"name": "f", "arguments": {}}</tool_call> b'
 TEXTS = ["", "x", "hi", "plain prose without markers", CALL, "é€😀 <think>ü</think>"]
 CONTENT_SPECS = [
-    "original", "whole", "char", "fixed:1", "fixed:3", "fixed:1000", "random", "random:1",
-    "random:3", "exhaustive", "boundary", "splits:",
+    "original",
+    "whole",
+    "char",
+    "fixed:1",
+    "fixed:3",
+    "fixed:1000",
+    "random",
+    "random:1",
+    "random:3",
+    "exhaustive",
+    "boundary",
+    "splits:",
 ]
 
 
@@ -250,10 +260,12 @@ def test_negative_runs_are_refused() -> None:
 
 # --- transport strategies ----------------------------------------------------
 
-BODY = "data: {\"content\": \"é€😀\"}\r\n\r\n".encode()
+BODY = 'data: {"content": "é€😀"}\r\n\r\n'.encode()
 
 
-@pytest.mark.parametrize("spec", ["bytes:1", "bytes:3", "bytes-random", "bytes-random:2", "bytes-exhaustive"])
+@pytest.mark.parametrize(
+    "spec", ["bytes:1", "bytes:3", "bytes-random", "bytes-random:2", "bytes-exhaustive"]
+)
 def test_transport_strategies_split_bytes(spec: str) -> None:
     strategy = parse_strategy(spec)
     assert strategy.transport

@@ -163,7 +163,9 @@ class MergesCallsInOneChunk(_Broken):
         if len(calls) < 2:
             return events
         first = calls[0]
-        merged = ToolCall(first.name, first.arguments, "".join(c.raw or "" for c in calls), first.format)
+        merged = ToolCall(
+            first.name, first.arguments, "".join(c.raw or "" for c in calls), first.format
+        )
         out: list[Event] = []
         for e in events:
             if e is first:

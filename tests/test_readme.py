@@ -1,0 +1,29 @@
+"""The README's Python examples run as written."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
+
+
+@pytest.mark.parametrize("source", BLOCKS, ids=[f"block{i}" for i in range(len(BLOCKS))])
+def test_readme_python_example_runs(
+    source: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    exec(compile(source, str(README), "exec"), {"__name__": "__readme__"})
+    out = capsys.readouterr().out
+    assert "ToolCall(name='get_weather'" in out
+    assert "random" not in out  # no chunking reported a violation
+
+
+def test_readme_names_the_test_command_that_ci_runs() -> None:
+    ci = (README.parent / ".ci" / "run").read_text()
+    command = "python -m pip install -e '.[test]' && python -m pytest"
+    assert command in README.read_text()
+    assert command in ci
