@@ -1,0 +1,49 @@
+"""Options shared by several commands, as reusable decorators (pip-tools style)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+__all__ = ["detector_option", "json_option", "parse_tools", "seed_option", "tools_option"]
+
+
+def detector_option(fn: F) -> F:
+    return click.option(
+        "--detector",
+        "detector",
+        metavar="PKG.MOD:FACTORY",
+        default=None,
+        help="Detector factory to load (default: the reference tcr.detector.core:StreamDetector).",
+    )(fn)
+
+
+def tools_option(fn: F) -> F:
+    return click.option(
+        "--tools",
+        "tools",
+        metavar="NAME[,NAME...]",
+        default=None,
+        help="Declared tool names, overriding the recording's ('' declares none).",
+    )(fn)
+
+
+def seed_option(fn: F) -> F:
+    return click.option(
+        "--seed", type=int, default=0, show_default=True, help="Seed for random strategies."
+    )(fn)
+
+
+def json_option(fn: F) -> F:
+    return click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")(fn)
+
+
+def parse_tools(value: str | None) -> list[str] | None:
+    """``--tools a,b`` → ["a", "b"]; ``--tools ''`` → [] (declares none); absent → None."""
+    if value is None:
+        return None
+    return [name.strip() for name in value.split(",") if name.strip()]
