@@ -8,21 +8,34 @@ something has gone wrong, later findings of the same check are mostly echoes.
 A check that cannot judge a run says so instead of guessing: a ``Verdict`` lists
 the checks that ran and, for the others, why not (a foreign detector whose events
 carry no raw spans cannot be checked for conservation).
+
+Warm equals cold judges a detector factory, not a trace: it lives in
+``tcr.warm_cold`` and is re-exported here, so every oracle imports from this module.
 """
 
 from __future__ import annotations
 
-import inspect
 import json
 import re
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
-from tcr.detector.events import Detector, Event, Reasoning, Rejected, Text, ToolCall
-from tcr.detector.formats import DISTINCTIVE_OPENERS, FORMATS, HOLDBACK_BOUND
+from tcr._verdict import (
+    CARET,
+    Verdict,
+    Violation,
+    brief,
+    clip,
+    common_prefix_length,
+    excerpt,
+    first_difference,
+    violation,
+)
+from tcr.detector.events import Event, Reasoning, Rejected, Text, ToolCall
+from tcr.detector.formats import DISTINCTIVE_OPENERS, HOLDBACK_BOUND
 from tcr.errors import TcrError
-from tcr.trace import Placed, Trace, describe_error, merge_placed, place_events, run_trace
+from tcr.trace import Placed, Trace, merge_placed, place_events
+from tcr.warm_cold import check_warm_cold, warm_cold_verdict
 
 __all__ = [
     "CARET",
@@ -43,80 +56,23 @@ __all__ = [
 ]
 
 CHECKS: tuple[str, ...] = (
-    "conservation", "invariance", "no_leak", "holdback", "warm_cold", "expected", "crash",
+    "conservation",
+    "invariance",
+    "no_leak",
+    "holdback",
+    "warm_cold",
+    "expected",
+    "crash",
 )
 # warm_cold judges a detector factory, not a trace: see check_warm_cold().
 TRACE_CHECKS: tuple[str, ...] = tuple(c for c in CHECKS if c != "warm_cold")
 
-CARET = "‸"  # marks the offset in an excerpt; "|" would be ambiguous inside "<|tool_call>"
 _LEAK = re.compile("|".join(re.escape(m) for m in sorted(DISTINCTIVE_OPENERS, key=len)[::-1]))
-
-
-@dataclass(frozen=True, slots=True)
-class Violation:
-    check: str  # one of CHECKS
-    message: str  # one line: what went wrong
-    chunk: int | None  # chunk index; len(chunks) is the finish() step
-    offset: int | None  # input offset
-    excerpt: str  # the input around offset, CARET where it happened
-
-    def __str__(self) -> str:
-        where = f"chunk {self.chunk}" if self.chunk is not None else "chunk ?"
-        where += f", offset {self.offset}" if self.offset is not None else ""
-        return f"{self.check} at {where}: {self.message}  [{self.excerpt}]"
-
-
-@dataclass(frozen=True, slots=True)
-class Verdict:
-    violations: tuple[Violation, ...]
-    ran: tuple[str, ...]  # checks that ran
-    skipped: dict[str, str] = field(default_factory=dict, hash=False)  # check -> why not
-
-    @property
-    def ok(self) -> bool:
-        return not self.violations
-
-
-def excerpt(text: str, offset: int, width: int = 16) -> str:
-    """``text`` around ``offset``, escaped like ``repr``, with ``CARET`` at the offset."""
-    offset = max(0, min(offset, len(text)))
-    head = "…" if offset > width else ""
-    tail = "…" if offset + width < len(text) else ""
-    before, after = text[max(0, offset - width) : offset], text[offset : offset + width]
-    return f"{head}{repr(before)[1:-1]}{CARET}{repr(after)[1:-1]}{tail}"
 
 
 def merge_text(events: Iterable[Event]) -> list[Event]:
     """The events with adjacent ``Text`` merged and empty ``Text`` dropped."""
     return [p.event for p in merge_placed(Placed(e, None, 0, 0) for e in events)]
-
-
-def _violation(check: str, message: str, text: str, chunk: int | None, at: int | None) -> Violation:
-    """A violation with the excerpt of ``text`` (the input) around ``at``."""
-    return Violation(check, message, chunk, at, excerpt(text, at or 0))
-
-
-def _clip(text: str, width: int = 24) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def _brief(event: Event | None) -> str:
-    if event is None:
-        return "nothing"
-    if isinstance(event, ToolCall):
-        body = f"{event.name}, {event.arguments}"
-    elif isinstance(event, Rejected):
-        body = f"{event.reason}, {event.content!r}"
-    else:
-        body = repr(event.text)
-    return f"{type(event).__name__}({_clip(body, 40)})"
-
-
-def _common_prefix_length(a: str, b: str) -> int:
-    n, limit = 0, min(len(a), len(b))
-    while n < limit and a[n] == b[n]:
-        n += 1
-    return n
 
 
 # --- conservation ---------------------------------------------------------------
@@ -143,8 +99,8 @@ def _conservation(trace: Trace) -> list[Violation]:
             emitted += len(raw)
     if trace.finished and emitted < len(text):
         lost = text[emitted:]
-        message = f"lost {len(lost)} characters at end: finish() never emitted {_clip(lost)!r}"
-        return [_violation("conservation", message, text, len(trace.chunks), emitted)]
+        message = f"lost {len(lost)} characters at end: finish() never emitted {clip(lost)!r}"
+        return [violation("conservation", message, text, len(trace.chunks), emitted)]
     return []
 
 
@@ -163,7 +119,7 @@ def _conservation_break(
     while same < limit and rest[same] == text[emitted + same]:
         same += 1
     at, rest = emitted + same, rest[same:]
-    return _violation("conservation", _what_broke(text, at, received, rest), text, step_index, at)
+    return violation("conservation", _what_broke(text, at, received, rest), text, step_index, at)
 
 
 def _what_broke(text: str, at: int, received: int, rest: str) -> str:
@@ -172,78 +128,26 @@ def _what_broke(text: str, at: int, received: int, rest: str) -> str:
         probe = rest[:size]
         earlier = text.rfind(probe, 0, at + len(probe) - 1)
         if 0 <= earlier < at:
-            return f"duplicated: re-emits input from offset {earlier} ({_clip(probe)!r})"
+            return f"duplicated: re-emits input from offset {earlier} ({clip(probe)!r})"
         if at >= received:
-            return f"emits {_clip(rest)!r} before receiving it (received so far ends at {received})"
+            return f"emits {clip(rest)!r} before receiving it (received so far ends at {received})"
         later = text.find(probe, at + 1)
         if later > at:
             skipped = text[at:later]
             if skipped in rest:
-                return f"reordered: {_clip(skipped)!r} is emitted after what follows it"
-            return f"lost {len(skipped)} characters: {_clip(skipped)!r} never emitted"
-    return f"altered: emits {_clip(rest)!r} where the input has {_clip(text[at:received])!r}"
+                return f"reordered: {clip(skipped)!r} is emitted after what follows it"
+            return f"lost {len(skipped)} characters: {clip(skipped)!r} never emitted"
+    return f"altered: emits {clip(rest)!r} where the input has {clip(text[at:received])!r}"
 
 
-# --- chunk invariance (and the comparison warm_cold shares) ---------------------
+# --- chunk invariance (the comparison itself is shared with warm_cold) ----------
 
 
 def chunk_invariance(trace: Trace, whole: Trace) -> list[Violation]:
     """Events (adjacent Text merged) equal those of the ``whole`` chunking."""
     mine, reference = merge_placed(place_events(trace)), merge_placed(place_events(whole))
-    found = _difference(trace, mine, reference, "invariance", "the whole run")
+    found = first_difference(trace, mine, reference, "invariance", "the whole run")
     return [found] if found else []
-
-
-def _same(a: Event, b: Event) -> bool:
-    if a == b:
-        return True
-    if type(a) is not type(b) or (a.raw is not None and b.raw is not None):
-        return False
-    # One side cannot say which span it consumed: judge everything but raw.
-    if isinstance(a, ToolCall) and isinstance(b, ToolCall):
-        return (a.name, a.arguments, a.format) == (b.name, b.arguments, b.format)
-    if isinstance(a, Reasoning) and isinstance(b, Reasoning):
-        return (a.text, a.format) == (b.text, b.format)
-    if isinstance(a, Rejected) and isinstance(b, Rejected):
-        return (a.content, a.format, a.reason) == (b.content, b.format, b.reason)
-    return False
-
-
-def _difference(
-    trace: Trace, mine: list[Placed], reference: list[Placed], check: str, other: str
-) -> Violation | None:
-    """The first event where ``mine`` and ``reference`` differ, as a violation."""
-    for index in range(max(len(mine), len(reference))):
-        a = mine[index] if index < len(mine) else None
-        b = reference[index] if index < len(reference) else None
-        if a is not None and b is not None and _same(a.event, b.event):
-            continue
-        chunk = a.step if a is not None else len(trace.chunks)
-        offset = a.start if a is not None and a.start is not None else (b.start if b else None)
-        left, right = (a.event if a else None), (b.event if b else None)
-        if a and a.start is not None and isinstance(left, Text) and isinstance(right, Text):
-            same = _common_prefix_length(left.text, right.text)  # point where they part
-            offset, chunk = a.start + same, a.step_at(same)
-        message = f"event {index} is {_brief(left)}; {other} has {_brief(right)}"
-        if left is not None and right is not None and _brief(left) == _brief(right):
-            message += _field_difference(left, right)  # the summaries hide the difference
-        return _violation(check, message, trace.input, chunk, offset)
-    return None
-
-
-def _field_difference(a: Event, b: Event) -> str:
-    for name in ("text", "name", "arguments", "content", "reason", "format", "raw"):
-        mine, theirs = getattr(a, name, None), getattr(b, name, None)
-        if mine == theirs:
-            continue
-        if isinstance(mine, str) and isinstance(theirs, str):  # show where they part
-            at = _common_prefix_length(mine, theirs)
-            window = slice(max(0, at - 8), at + 16)
-            lead = "…" if at > 8 else ""
-            shown = f"{lead + mine[window]!r} vs {lead + theirs[window]!r}"
-            return f" ({name} differs at character {at}: {shown})"
-        return f" ({name} {_clip(repr(mine), 40)} vs {_clip(repr(theirs), 40)})"
-    return ""
 
 
 # --- no leak --------------------------------------------------------------------
@@ -262,7 +166,7 @@ def _no_leak(trace: Trace, merged: list[Placed]) -> list[Violation]:
         marker, chunk = match.group(), item.step_at(match.end() - 1)
         if item.start is not None:
             message = f"Text shows the opening marker {marker!r}"
-            return [_violation("no_leak", message, trace.input, chunk, item.start + match.start())]
+            return [violation("no_leak", message, trace.input, chunk, item.start + match.start())]
         shown_at = item.shown + match.start()
         message = (
             f"Text shows the opening marker {marker!r} at offset {shown_at} of the shown "
@@ -334,7 +238,7 @@ def _holdback(trace: Trace, whole: Trace, bound: int) -> list[Violation]:
                 f"holds back {held} characters after chunk {step.index} (bound {bound}): "
                 f"input from {emitted} to {received} is neither emitted nor inside a block"
             )
-            return [_violation("holdback", message, trace.input, step.index, emitted)]
+            return [violation("holdback", message, trace.input, step.index, emitted)]
     return []
 
 
@@ -360,9 +264,9 @@ def expected(trace: Trace, expectation: Mapping[str, Any]) -> list[Violation]:
         got = "".join(p.event.text for p in thoughts)  # type: ignore[union-attr]
         if got != want:
             chunk = thoughts[0].step if thoughts else len(trace.chunks)
-            message = f"reasoning is {_clip(got, 40)!r}, expected {_clip(want, 40)!r}"
+            message = f"reasoning is {clip(got, 40)!r}, expected {clip(want, 40)!r}"
             at = thoughts[0].start if thoughts else None
-            found.append(_violation("expected", message, trace.input, chunk, at))
+            found.append(violation("expected", message, trace.input, chunk, at))
     return found
 
 
@@ -377,7 +281,7 @@ def _expected_text(trace: Trace, placed: list[Placed], want: str) -> list[Violat
     got = trace.shown
     if got == want:
         return []
-    at = _common_prefix_length(got, want)
+    at = common_prefix_length(got, want)
     chunk, offset = len(trace.chunks), None
     for item in placed:  # the event that shows the character at ``at``
         event = item.event
@@ -393,9 +297,9 @@ def _expected_text(trace: Trace, placed: list[Placed], want: str) -> list[Violat
             offset = last.start + len(last.event.raw)
     message = (
         f"shown text differs at character {at}: "
-        f"got {_clip(got[at:])!r}, expected {_clip(want[at:])!r}"
+        f"got {clip(got[at:])!r}, expected {clip(want[at:])!r}"
     )
-    return [_violation("expected", message, trace.input, chunk, offset)]
+    return [violation("expected", message, trace.input, chunk, offset)]
 
 
 def _expected_calls(trace: Trace, placed: list[Placed], want: object) -> list[Violation]:
@@ -405,7 +309,7 @@ def _expected_calls(trace: Trace, placed: list[Placed], want: object) -> list[Vi
     for index in range(max(len(calls), len(want))):
         item = calls[index] if index < len(calls) else None
         if index >= len(want):
-            problem = f"unexpected call {index}: {_brief(item.event if item else None)}"
+            problem = f"unexpected call {index}: {brief(item.event if item else None)}"
         else:
             name, arguments = _expected_call(index, want[index])
             call = item.event if item else None
@@ -417,13 +321,13 @@ def _expected_calls(trace: Trace, placed: list[Placed], want: object) -> list[Vi
                 problem = f"call {index} is to {call.name!r}, expected {name!r}"
             elif _parsed(call.arguments) != arguments:
                 problem = (
-                    f"call {index} ({name}) has arguments {_clip(call.arguments, 40)}, "
-                    f"expected {_clip(json.dumps(arguments), 40)}"
+                    f"call {index} ({name}) has arguments {clip(call.arguments, 40)}, "
+                    f"expected {clip(json.dumps(arguments), 40)}"
                 )
             else:
                 continue
         chunk = item.step if item else len(trace.chunks)
-        return [_violation("expected", problem, trace.input, chunk, item.start if item else None)]
+        return [violation("expected", problem, trace.input, chunk, item.start if item else None)]
     return []
 
 
@@ -455,7 +359,7 @@ def _crash(trace: Trace) -> list[Violation]:
         return []
     call = "finish()" if crash.index == len(trace.chunks) else f"feed() of chunk {crash.index}"
     message = f"the detector raised {crash.error} in {call}"
-    return [_violation("crash", message, trace.input, crash.index, crash.offset)]
+    return [violation("crash", message, trace.input, crash.index, crash.offset)]
 
 
 def check_trace(
@@ -489,7 +393,7 @@ def check_trace(
                 skipped["holdback"] = "conservation failed, so emitted length is no input position"
         elif check == "invariance" and whole is not None:
             reference = merge_placed(place_events(whole))
-            difference = _difference(trace, merged, reference, "invariance", "the whole run")
+            difference = first_difference(trace, merged, reference, "invariance", "the whole run")
             found += [difference] if difference else []
         elif check == "no_leak":
             found += _no_leak(trace, merged)
@@ -525,152 +429,3 @@ def _why_skipped(
     if check == "expected":
         return "no expectation" if expectation is None else crashed
     return None
-
-
-# --- warm equals cold -----------------------------------------------------------
-
-Factory = Callable[..., Detector]
-
-
-def check_warm_cold(
-    factory: Factory, chunks: Sequence[str], *, tools: Sequence[str] | None = None
-) -> list[Violation]:
-    """A reused (``reset()``) and a format-seeded detector emit what a fresh one emits."""
-    return list(warm_cold_verdict(factory, chunks, tools=tools).violations)
-
-
-def warm_cold_verdict(
-    factory: Factory, chunks: Sequence[str], *, tools: Sequence[str] | None = None
-) -> Verdict:
-    """``check_warm_cold`` with the reasons for parts it could not run.
-
-    ``skipped`` holds ``"warm_cold"`` when nothing could run, else
-    ``"warm_cold.reset"`` or ``"warm_cold.seed"`` for the part that could not.
-    """
-    fresh = _make(factory, tools)
-    cold = run_trace(fresh, chunks, states=False)
-    if cold.crash is not None:
-        return Verdict((), (), {"warm_cold": "a fresh detector crashed (see the crash check)"})
-    reference = merge_placed(place_events(cold))
-    found: list[Violation] = []
-    skipped: dict[str, str] = {}
-
-    reused = _make(factory, tools)
-    reset = getattr(reused, "reset", None)
-    if callable(reset):
-        found += _reset_part(reused, reset, cold, reference)
-    else:
-        skipped["warm_cold.reset"] = "detector has no reset()"
-
-    learned = getattr(fresh, "format", None)
-    if not hasattr(fresh, "format"):
-        skipped["warm_cold.seed"] = "detector exposes no format"
-    elif learned is None:
-        skipped["warm_cold.seed"] = "no format identified in this message"
-    elif not _accepts(factory, "format"):
-        skipped["warm_cold.seed"] = "the factory takes no format keyword"
-    else:
-        found += _seed_part(factory, tools, learned, cold, reference)
-
-    if len(skipped) == 2:
-        reasons = "; ".join(f"{key.split('.')[1]}: {why}" for key, why in skipped.items())
-        return Verdict((), (), {"warm_cold": reasons})
-    return Verdict(tuple(found), ("warm_cold",), skipped)
-
-
-def _reset_part(
-    reused: Detector, reset: Callable[[], object], cold: Trace, reference: list[Placed]
-) -> list[Violation]:
-    # finish() already empties a correct detector's buffers, so only a message cut
-    # short without finish() shows a reset() that forgets one: cut once inside the
-    # first block and once inside its opening marker, where the buffers are full.
-    cuts = _interruptions(cold.input)
-    label = (
-        "after reset(), a detector reused after a finished message and messages cut "
-        f"short at offsets {', '.join(str(c) for c in cuts)}"
-    )
-    try:
-        run_trace(reused, cold.chunks, states=False)
-        for cut in cuts:
-            reset()
-            for chunk in _truncate(cold.chunks, cut):
-                reused.feed(chunk)
-        reset()
-    except Exception as error:  # a detector failure is a finding
-        message = f"a reused detector raised {describe_error(error)} before its last message"
-        return [_violation("warm_cold", message, cold.input, None, None)]
-    return _compare(run_trace(reused, cold.chunks, states=False), reference, label)
-
-
-def _seed_part(
-    factory: Factory, tools: Sequence[str] | None, learned: object, cold: Trace,
-    reference: list[Placed],
-) -> list[Violation]:
-    label = f"a detector seeded with format={learned!r}"
-    try:
-        seeded = _make(factory, tools, format=learned)
-    except TcrError as error:  # the factory takes format= but not this one: a finding
-        return [_violation("warm_cold", f"{label} could not be made: {error}", cold.input, 0, 0)]
-    return _compare(run_trace(seeded, cold.chunks, states=False), reference, label)
-
-
-def _compare(warm: Trace, reference: list[Placed], label: str) -> list[Violation]:
-    if warm.crash is not None:
-        message = f"{label} raised {warm.crash.error} (a fresh one does not)"
-        return [_violation("warm_cold", message, warm.input, warm.crash.index, warm.crash.offset)]
-    mine = merge_placed(place_events(warm))
-    found = _difference(warm, mine, reference, "warm_cold", "a fresh detector")
-    if found is None:
-        return []
-    message = f"{label}: {found.message}"
-    return [Violation("warm_cold", message, found.chunk, found.offset, found.excerpt)]
-
-
-def _interruptions(text: str) -> list[int]:
-    """Where to cut a message short: inside its first block, then inside its marker."""
-    first = len(text) - len(text.lstrip())  # bare_json opens only here (policy 3)
-    hits: list[tuple[int, str]] = []
-    for fmt in FORMATS:
-        for marker in fmt.opens:
-            at = text.find(marker) if fmt.anywhere else first
-            if at >= 0 and text.startswith(marker, at):
-                hits.append((at, marker))
-    if not hits:
-        return [len(text)]
-    start, marker = min(hits)
-    return [min(start + len(marker) + 1, len(text)), start + 1]
-
-
-def _truncate(chunks: Sequence[str], cut: int) -> list[str]:
-    out: list[str] = []
-    length = 0
-    for chunk in chunks:
-        if length >= cut:
-            break
-        out.append(chunk[: cut - length])
-        length += len(chunk)
-    return out
-
-
-def _accepts(factory: Callable[..., object], keyword: str) -> bool:
-    try:
-        parameters = inspect.signature(factory).parameters.values()
-    except (TypeError, ValueError):  # builtins and some C callables have no signature
-        return False
-    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    return any(
-        p.kind is inspect.Parameter.VAR_KEYWORD or (p.name == keyword and p.kind in kinds)
-        for p in parameters
-    )
-
-
-def _make(factory: Factory, tools: Sequence[str] | None, **extra: object) -> Detector:
-    # DESIGN §5: called as factory(tools=NAMES) when it takes a tools keyword.
-    keywords: dict[str, object] = dict(extra)
-    if _accepts(factory, "tools"):
-        keywords["tools"] = list(tools) if tools is not None else None
-    try:
-        return factory(**keywords)
-    except Exception as error:
-        shown = ", ".join(f"{k}={v!r}" for k, v in keywords.items())
-        raise TcrError(f"detector factory({shown}) raised {describe_error(error)}") from error

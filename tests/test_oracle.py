@@ -7,14 +7,12 @@ import json
 import random
 import time
 from collections.abc import Collection, Sequence
-from dataclasses import replace
 
 import pytest
 from toy_detectors import (
     DropsPendingAtFinish,
     DuplicatesReleasedPrefix,
     ForeignAdapter,
-    ForgetfulReset,
     HoldsEverything,
     MatchesPerChunk,
     RaisesOnThirdChunk,
@@ -31,7 +29,6 @@ from tcr.oracle import (
     Verdict,
     Violation,
     check_trace,
-    check_warm_cold,
     chunk_invariance,
     conservation,
     excerpt,
@@ -39,7 +36,6 @@ from tcr.oracle import (
     holdback,
     merge_text,
     no_leak,
-    warm_cold_verdict,
 )
 from tcr.rechunk import parse_strategy
 from tcr.trace import Trace, run_trace
@@ -88,7 +84,9 @@ def test_correct_detector_passes_every_check_under_every_chunking(text: str) -> 
     expectation = {
         "text": whole.shown,
         "calls": [
-            {"name": e.name, "arguments": e.arguments} for e in whole.events if isinstance(e, ToolCall)
+            {"name": e.name, "arguments": e.arguments}
+            for e in whole.events
+            if isinstance(e, ToolCall)
         ],
     }
     for chunks in every_chunking(text):
@@ -98,14 +96,6 @@ def test_correct_detector_passes_every_check_under_every_chunking(text: str) -> 
         assert verdict.ok, (chunks, verdict.violations)
         assert verdict.ran == TRACE_CHECKS
         assert verdict.skipped == {}
-
-
-@pytest.mark.parametrize("text", TEXTS)
-def test_correct_detector_is_warm_equals_cold(text: str) -> None:
-    for chunks in [(text,), tuple(text), tuple(text[i : i + 3] for i in range(0, len(text), 3))]:
-        verdict = warm_cold_verdict(ToyDetector, chunks)
-        assert verdict.ok, verdict.violations
-        assert verdict.ran == ("warm_cold",)
 
 
 # --- each classic bug, caught by the right check at the right place ----------
@@ -278,87 +268,6 @@ def test_public_checks_return_nothing_when_they_cannot_judge() -> None:
     assert holdback(trace, trace) == []
 
 
-# --- warm equals cold -----------------------------------------------------------
-
-
-def test_reset_that_forgets_its_buffer_is_caught() -> None:
-    violations = check_warm_cold(ForgetfulReset, [f"Let me check. {WEATHER} Done."])
-    (violation,) = violations
-    assert violation.check == "warm_cold"
-    assert violation.message.startswith("after reset(), a detector reused")
-    assert "a fresh detector has Text('Let me check. ')" in violation.message
-
-
-class SeedSensitive(ToyDetector):
-    """Bug: a detector seeded with a format drops the arguments of calls."""
-
-    def __init__(self, tools: Sequence[str] | None = None, format: str | None = None) -> None:
-        super().__init__(tools, format)
-        self.seeded = format is not None
-
-    def feed(self, chunk: str) -> list[Event]:
-        events = super().feed(chunk)
-        if not self.seeded:
-            return events
-        return [replace(e, arguments="{}") if isinstance(e, ToolCall) else e for e in events]
-
-
-def test_seeded_detector_that_differs_from_a_cold_one_is_caught() -> None:
-    (violation,) = check_warm_cold(SeedSensitive, [f"Let me check. {WEATHER}"])
-    assert violation.message.startswith("a detector seeded with format='tool_call_tag':")
-    assert (violation.chunk, violation.offset) == (0, len("Let me check. "))
-
-
-def test_seed_part_is_skipped_when_no_format_was_identified() -> None:
-    verdict = warm_cold_verdict(ToyDetector, ["no calls here"])
-    assert verdict.ran == ("warm_cold",)
-    assert verdict.skipped == {"warm_cold.seed": "no format identified in this message"}
-
-
-def test_seed_part_is_skipped_when_the_factory_takes_no_format() -> None:
-    def factory(tools: Sequence[str] | None = None) -> ToyDetector:
-        return ToyDetector(tools)
-
-    verdict = warm_cold_verdict(factory, [WEATHER])
-    assert verdict.skipped == {"warm_cold.seed": "the factory takes no format keyword"}
-
-
-def test_warm_cold_is_skipped_with_reasons_for_a_detector_without_reset_or_format() -> None:
-    verdict = warm_cold_verdict(ForeignAdapter, [WEATHER])
-    assert verdict.ran == ()
-    assert verdict.skipped == {
-        "warm_cold": "reset: detector has no reset(); seed: detector exposes no format"
-    }
-
-
-def test_warm_cold_passes_the_tools_through() -> None:
-    seen: list[object] = []
-
-    def factory(tools: Sequence[str] | None = None, format: str | None = None) -> ToyDetector:
-        seen.append(tools)
-        return ToyDetector(tools, format)
-
-    assert check_warm_cold(factory, [WEATHER], tools=["get_weather"]) == []
-    assert seen and all(t == ["get_weather"] for t in seen)
-
-
-def test_warm_cold_does_not_pass_tools_to_a_factory_without_them() -> None:
-    assert check_warm_cold(lambda: ToyDetector(), [WEATHER], tools=["x"]) == []
-
-
-def test_warm_cold_skips_a_message_that_crashes_a_fresh_detector() -> None:
-    verdict = warm_cold_verdict(RaisesOnThirdChunk, ["a", "b", "c"])
-    assert verdict.skipped == {"warm_cold": "a fresh detector crashed (see the crash check)"}
-
-
-def test_a_factory_that_raises_is_a_tcr_error() -> None:
-    def factory() -> ToyDetector:
-        raise OSError("no model")
-
-    with pytest.raises(TcrError, match="detector factory\\(\\) raised OSError: no model"):
-        check_warm_cold(factory, ["x"])
-
-
 # --- expected -------------------------------------------------------------------
 
 
@@ -482,7 +391,9 @@ def test_excerpt_marks_the_offset() -> None:
 
 def test_violation_reads_as_one_line() -> None:
     violation = Violation("no_leak", "Text shows '<tool_call>'", 3, 2, "a ‸<tool_call>")
-    assert str(violation) == "no_leak at chunk 3, offset 2: Text shows '<tool_call>'  [a ‸<tool_call>]"
+    assert (
+        str(violation) == "no_leak at chunk 3, offset 2: Text shows '<tool_call>'  [a ‸<tool_call>]"
+    )
 
 
 # --- performance ----------------------------------------------------------------
@@ -512,23 +423,12 @@ def test_oracles_are_linear_in_the_input() -> None:
 
 def test_a_random_chunking_of_a_long_json_argument_round_trips() -> None:
     # Guards the toy itself: the oracles are only as good as the correct detector.
-    arguments = {"text": "".join(random.Random(3).choice("ab{}<>\"\\") for _ in range(500))}
+    arguments = {"text": "".join(random.Random(3).choice('ab{}<>"\\') for _ in range(500))}
     call = f'<tool_call>{{"name": "w", "arguments": {json.dumps(arguments)}}}</tool_call>'
     for chunking in parse_strategy("random").chunkings(call, runs=5):
         (event,) = run_trace(ToyDetector(), chunking.chunks).events
         assert isinstance(event, ToolCall)
         assert json.loads(event.arguments) == arguments
-
-
-def test_a_factory_that_refuses_the_learned_format_is_a_finding() -> None:
-    def factory(tools: Sequence[str] | None = None, format: str | None = None) -> ToyDetector:
-        if format is not None:
-            raise ValueError(f"unknown format {format}")
-        return ToyDetector(tools)
-
-    (violation,) = check_warm_cold(factory, [WEATHER])
-    assert violation.message.startswith("a detector seeded with format='tool_call_tag' could not")
-    assert "ValueError: unknown format tool_call_tag" in violation.message
 
 
 def test_invariance_names_the_field_when_the_summaries_look_alike() -> None:

@@ -1,0 +1,143 @@
+"""What an oracle reports, and the event-by-event comparison two checks share.
+
+A ``Violation`` is one finding, placed at a chunk and an input offset with an
+excerpt of the input around it; a ``Verdict`` is the findings of one judgement
+with the checks that ran and why the others did not. ``first_difference`` is the
+comparison behind both chunk invariance and warm equals cold. Private: the
+public names are re-exported by ``tcr.oracle``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tcr.detector.events import Event, Reasoning, Rejected, Text, ToolCall
+from tcr.trace import Placed, Trace
+
+__all__ = [
+    "CARET",
+    "Verdict",
+    "Violation",
+    "brief",
+    "clip",
+    "common_prefix_length",
+    "excerpt",
+    "first_difference",
+    "violation",
+]
+
+CARET = "‸"  # marks the offset in an excerpt; "|" would be ambiguous inside "<|tool_call>"
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    check: str  # one of tcr.oracle.CHECKS
+    message: str  # one line: what went wrong
+    chunk: int | None  # chunk index; len(chunks) is the finish() step
+    offset: int | None  # input offset
+    excerpt: str  # the input around offset, CARET where it happened
+
+    def __str__(self) -> str:
+        where = f"chunk {self.chunk}" if self.chunk is not None else "chunk ?"
+        where += f", offset {self.offset}" if self.offset is not None else ""
+        return f"{self.check} at {where}: {self.message}  [{self.excerpt}]"
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    violations: tuple[Violation, ...]
+    ran: tuple[str, ...]  # checks that ran
+    skipped: dict[str, str] = field(default_factory=dict, hash=False)  # check -> why not
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+
+def excerpt(text: str, offset: int, width: int = 16) -> str:
+    """``text`` around ``offset``, escaped like ``repr``, with ``CARET`` at the offset."""
+    offset = max(0, min(offset, len(text)))
+    head = "…" if offset > width else ""
+    tail = "…" if offset + width < len(text) else ""
+    before, after = text[max(0, offset - width) : offset], text[offset : offset + width]
+    return f"{head}{repr(before)[1:-1]}{CARET}{repr(after)[1:-1]}{tail}"
+
+
+def violation(check: str, message: str, text: str, chunk: int | None, at: int | None) -> Violation:
+    """A violation with the excerpt of ``text`` (the input) around ``at``."""
+    return Violation(check, message, chunk, at, excerpt(text, at or 0))
+
+
+def clip(text: str, width: int = 24) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def brief(event: Event | None) -> str:
+    if event is None:
+        return "nothing"
+    if isinstance(event, ToolCall):
+        body = f"{event.name}, {event.arguments}"
+    elif isinstance(event, Rejected):
+        body = f"{event.reason}, {event.content!r}"
+    else:
+        body = repr(event.text)
+    return f"{type(event).__name__}({clip(body, 40)})"
+
+
+def common_prefix_length(a: str, b: str) -> int:
+    n, limit = 0, min(len(a), len(b))
+    while n < limit and a[n] == b[n]:
+        n += 1
+    return n
+
+
+def _same(a: Event, b: Event) -> bool:
+    if a == b:
+        return True
+    if type(a) is not type(b) or (a.raw is not None and b.raw is not None):
+        return False
+    # One side cannot say which span it consumed: judge everything but raw.
+    if isinstance(a, ToolCall) and isinstance(b, ToolCall):
+        return (a.name, a.arguments, a.format) == (b.name, b.arguments, b.format)
+    if isinstance(a, Reasoning) and isinstance(b, Reasoning):
+        return (a.text, a.format) == (b.text, b.format)
+    if isinstance(a, Rejected) and isinstance(b, Rejected):
+        return (a.content, a.format, a.reason) == (b.content, b.format, b.reason)
+    return False
+
+
+def first_difference(
+    trace: Trace, mine: list[Placed], reference: list[Placed], check: str, other: str
+) -> Violation | None:
+    """The first event where ``mine`` and ``reference`` differ, as a violation."""
+    for index in range(max(len(mine), len(reference))):
+        a = mine[index] if index < len(mine) else None
+        b = reference[index] if index < len(reference) else None
+        if a is not None and b is not None and _same(a.event, b.event):
+            continue
+        chunk = a.step if a is not None else len(trace.chunks)
+        offset = a.start if a is not None and a.start is not None else (b.start if b else None)
+        left, right = (a.event if a else None), (b.event if b else None)
+        if a and a.start is not None and isinstance(left, Text) and isinstance(right, Text):
+            same = common_prefix_length(left.text, right.text)  # point where they part
+            offset, chunk = a.start + same, a.step_at(same)
+        message = f"event {index} is {brief(left)}; {other} has {brief(right)}"
+        if left is not None and right is not None and brief(left) == brief(right):
+            message += _field_difference(left, right)  # the summaries hide the difference
+        return violation(check, message, trace.input, chunk, offset)
+    return None
+
+
+def _field_difference(a: Event, b: Event) -> str:
+    for name in ("text", "name", "arguments", "content", "reason", "format", "raw"):
+        mine, theirs = getattr(a, name, None), getattr(b, name, None)
+        if mine == theirs:
+            continue
+        if isinstance(mine, str) and isinstance(theirs, str):  # show where they part
+            at = common_prefix_length(mine, theirs)
+            window = slice(max(0, at - 8), at + 16)
+            lead = "…" if at > 8 else ""
+            shown = f"{lead + mine[window]!r} vs {lead + theirs[window]!r}"
+            return f" ({name} differs at character {at}: {shown})"
+        return f" ({name} {clip(repr(mine), 40)} vs {clip(repr(theirs), 40)})"
+    return ""

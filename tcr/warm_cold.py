@@ -1,0 +1,170 @@
+"""Warm equals cold: a reused or format-seeded detector emits what a fresh one emits.
+
+This oracle judges a detector factory, not a trace (DESIGN §7): it runs one
+message through a fresh detector, then through one reused after ``reset()`` and
+one seeded with the format the fresh one identified, and reports for each the first
+event where it departs from the fresh run. A part that cannot run (no ``reset()``,
+no format to seed with) is skipped with its reason, as ``check_trace`` skips checks.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+
+from tcr._verdict import Verdict, Violation, first_difference, violation
+from tcr.detector.events import Detector
+from tcr.detector.formats import FORMATS
+from tcr.errors import TcrError
+from tcr.trace import Placed, Trace, describe_error, merge_placed, place_events, run_trace
+
+__all__ = ["Factory", "check_warm_cold", "warm_cold_verdict"]
+
+Factory = Callable[..., Detector]
+
+
+def check_warm_cold(
+    factory: Factory, chunks: Sequence[str], *, tools: Sequence[str] | None = None
+) -> list[Violation]:
+    """A reused (``reset()``) and a format-seeded detector emit what a fresh one emits."""
+    return list(warm_cold_verdict(factory, chunks, tools=tools).violations)
+
+
+def warm_cold_verdict(
+    factory: Factory, chunks: Sequence[str], *, tools: Sequence[str] | None = None
+) -> Verdict:
+    """``check_warm_cold`` with the reasons for parts it could not run.
+
+    ``skipped`` holds ``"warm_cold"`` when nothing could run, else
+    ``"warm_cold.reset"`` or ``"warm_cold.seed"`` for the part that could not.
+    """
+    fresh = _make(factory, tools)
+    cold = run_trace(fresh, chunks, states=False)
+    if cold.crash is not None:
+        return Verdict((), (), {"warm_cold": "a fresh detector crashed (see the crash check)"})
+    reference = merge_placed(place_events(cold))
+    found: list[Violation] = []
+    skipped: dict[str, str] = {}
+
+    reused = _make(factory, tools)
+    reset = getattr(reused, "reset", None)
+    if callable(reset):
+        found += _reset_part(reused, reset, cold, reference)
+    else:
+        skipped["warm_cold.reset"] = "detector has no reset()"
+
+    learned = getattr(fresh, "format", None)
+    if not hasattr(fresh, "format"):
+        skipped["warm_cold.seed"] = "detector exposes no format"
+    elif learned is None:
+        skipped["warm_cold.seed"] = "no format identified in this message"
+    elif not _accepts(factory, "format"):
+        skipped["warm_cold.seed"] = "the factory takes no format keyword"
+    else:
+        found += _seed_part(factory, tools, learned, cold, reference)
+
+    if len(skipped) == 2:
+        reasons = "; ".join(f"{key.split('.')[1]}: {why}" for key, why in skipped.items())
+        return Verdict((), (), {"warm_cold": reasons})
+    return Verdict(tuple(found), ("warm_cold",), skipped)
+
+
+def _reset_part(
+    reused: Detector, reset: Callable[[], object], cold: Trace, reference: list[Placed]
+) -> list[Violation]:
+    # finish() already empties a correct detector's buffers, so only a message cut
+    # short without finish() shows a reset() that forgets one: cut once inside the
+    # first block and once inside its opening marker, where the buffers are full.
+    cuts = _interruptions(cold.input)
+    label = (
+        "after reset(), a detector reused after a finished message and messages cut "
+        f"short at offsets {', '.join(str(c) for c in cuts)}"
+    )
+    try:
+        run_trace(reused, cold.chunks, states=False)
+        for cut in cuts:
+            reset()
+            for chunk in _truncate(cold.chunks, cut):
+                reused.feed(chunk)
+        reset()
+    except Exception as error:  # a detector failure is a finding
+        message = f"a reused detector raised {describe_error(error)} before its last message"
+        return [violation("warm_cold", message, cold.input, None, None)]
+    return _compare(run_trace(reused, cold.chunks, states=False), reference, label)
+
+
+def _seed_part(
+    factory: Factory,
+    tools: Sequence[str] | None,
+    learned: object,
+    cold: Trace,
+    reference: list[Placed],
+) -> list[Violation]:
+    label = f"a detector seeded with format={learned!r}"
+    try:
+        seeded = _make(factory, tools, format=learned)
+    except TcrError as error:  # the factory takes format= but not this one: a finding
+        return [violation("warm_cold", f"{label} could not be made: {error}", cold.input, 0, 0)]
+    return _compare(run_trace(seeded, cold.chunks, states=False), reference, label)
+
+
+def _compare(warm: Trace, reference: list[Placed], label: str) -> list[Violation]:
+    if warm.crash is not None:
+        message = f"{label} raised {warm.crash.error} (a fresh one does not)"
+        return [violation("warm_cold", message, warm.input, warm.crash.index, warm.crash.offset)]
+    mine = merge_placed(place_events(warm))
+    found = first_difference(warm, mine, reference, "warm_cold", "a fresh detector")
+    if found is None:
+        return []
+    message = f"{label}: {found.message}"
+    return [Violation("warm_cold", message, found.chunk, found.offset, found.excerpt)]
+
+
+def _interruptions(text: str) -> list[int]:
+    """Where to cut a message short: inside its first block, then inside its marker."""
+    first = len(text) - len(text.lstrip())  # bare_json opens only here (policy 3)
+    hits: list[tuple[int, str]] = []
+    for fmt in FORMATS:
+        for marker in fmt.opens:
+            at = text.find(marker) if fmt.anywhere else first
+            if at >= 0 and text.startswith(marker, at):
+                hits.append((at, marker))
+    if not hits:
+        return [len(text)]
+    start, marker = min(hits)
+    return [min(start + len(marker) + 1, len(text)), start + 1]
+
+
+def _truncate(chunks: Sequence[str], cut: int) -> list[str]:
+    out: list[str] = []
+    length = 0
+    for chunk in chunks:
+        if length >= cut:
+            break
+        out.append(chunk[: cut - length])
+        length += len(chunk)
+    return out
+
+
+def _accepts(factory: Callable[..., object], keyword: str) -> bool:
+    try:
+        parameters = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):  # builtins and some C callables have no signature
+        return False
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return any(
+        p.kind is inspect.Parameter.VAR_KEYWORD or (p.name == keyword and p.kind in kinds)
+        for p in parameters
+    )
+
+
+def _make(factory: Factory, tools: Sequence[str] | None, **extra: object) -> Detector:
+    # DESIGN §5: called as factory(tools=NAMES) when it takes a tools keyword.
+    keywords: dict[str, object] = dict(extra)
+    if _accepts(factory, "tools"):
+        keywords["tools"] = list(tools) if tools is not None else None
+    try:
+        return factory(**keywords)
+    except Exception as error:
+        shown = ", ".join(f"{k}={v!r}" for k, v in keywords.items())
+        raise TcrError(f"detector factory({shown}) raised {describe_error(error)}") from error
