@@ -1,0 +1,225 @@
+"""Shrinking a failing chunking: fewest split points, then the shortest input (issue 3).
+
+Both searches are ddmin, the delta debugging algorithm of Zeller and Hildebrandt,
+"Simplifying and Isolating Failure-Inducing Input" (IEEE TSE 28(2), 2002): cut the
+current configuration into ``n`` parts; keep one part, or drop one, while the
+failure persists; otherwise double ``n``. One culprit among ``n`` elements costs
+O(log n) tests, and the result is 1-minimal: removing any single remaining
+element makes the failure go away.
+
+Sans-I/O: the caller's predicate runs the detector and decides what "fails the same
+way" means (the same check, say). A predicate that raises propagates: wrapping a
+detector crash into a verdict is the caller's business, not a search result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from tcr.rechunk import split_at, splits_spec
+
+__all__ = ["Minimized", "Predicate", "minimize", "minimize_splits", "minimize_text"]
+
+Predicate = Callable[[Sequence[str]], bool]
+"""True when this chunking still fails the same way as the one being minimized."""
+
+_Items = tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Minimized:
+    """The smallest failing chunking found, and what finding it cost."""
+
+    chunks: tuple[str, ...]
+    splits: tuple[int, ...]  # offsets into "".join(chunks)
+    calls: int  # predicate evaluations spent (cache hits are free)
+    original_splits: int
+    original_length: int
+
+    @property
+    def rechunk(self) -> str:
+        """The ``--rechunk`` spec that reproduces it, e.g. ``splits:12,15``."""
+        return splits_spec(self.splits) if self.splits else "whole"
+
+
+class _OutOfBudget(Exception):
+    """The predicate budget is spent: every search keeps the best it has found so far."""
+
+
+class _Search:
+    """One minimization's predicate, its cache and its call budget, shared by every phase."""
+
+    __slots__ = ("_budget", "_fails", "_seen", "calls")
+
+    def __init__(self, fails: Predicate, budget: int | None) -> None:
+        if budget is not None and budget < 1:
+            # The first call proves the input fails; without it nothing can be minimized.
+            raise ValueError(f"minimize: budget must be at least 1 predicate call, not {budget}")
+        self._fails = fails
+        self._budget = budget
+        # Keyed by (text, split offsets): the text phase revisits chunkings ddmin has
+        # already tried (complements of complements), and a detector run costs far more.
+        self._seen: dict[tuple[str, _Items], bool] = {}
+        self.calls = 0
+
+    @property
+    def exhausted(self) -> bool:
+        return self._budget is not None and self.calls >= self._budget
+
+    def fails(self, text: str, splits: _Items) -> bool:
+        key = (text, splits)
+        known = self._seen.get(key)
+        if known is not None:
+            return known
+        if self.exhausted:
+            raise _OutOfBudget
+        self.calls += 1
+        result = bool(self._fails(tuple(split_at(text, splits))))
+        self._seen[key] = result
+        return result
+
+
+def _bounds(length: int, n: int) -> list[tuple[int, int]]:
+    """``n`` contiguous, near-equal slices of ``range(length)``: neighbours stay together,
+    which is where related split points and characters usually are."""
+    size, extra = divmod(length, n)
+    bounds: list[tuple[int, int]] = []
+    start = 0
+    for i in range(n):
+        end = start + size + int(i < extra)
+        bounds.append((start, end))
+        start = end
+    return bounds
+
+
+def _ddmin(items: _Items, fails: Callable[[_Items], bool]) -> _Items:
+    """A 1-minimal failing subset of ``items`` (which fail), or the best one when out of budget."""
+    current, n = items, 2
+    try:
+        while len(current) >= 2:
+            bounds = _bounds(len(current), n)
+            for a, b in bounds:  # reduce to a subset
+                if fails(current[a:b]):
+                    current, n = current[a:b], 2
+                    break
+            else:
+                # At n == 2 each complement is the other subset, just tested.
+                for a, b in bounds if n > 2 else ():  # reduce to a complement
+                    rest = current[:a] + current[b:]
+                    if fails(rest):
+                        current, n = rest, max(n - 1, 2)
+                        break
+                else:
+                    if n >= len(current):
+                        break  # every single element was removed once: 1-minimal
+                    n = min(2 * n, len(current))
+    except _OutOfBudget:
+        pass
+    return current
+
+
+def _layout(chunks: Sequence[str]) -> tuple[str, _Items]:
+    """The text and its split offsets; empty chunks split nothing."""
+    offsets: list[int] = []
+    end = 0
+    for chunk in chunks:
+        if chunk and end:
+            offsets.append(end)
+        end += len(chunk)
+    return "".join(chunks), tuple(offsets)
+
+
+def _start(
+    chunks: Sequence[str], fails: Predicate, budget: int | None
+) -> tuple[_Search, str, _Items]:
+    search = _Search(fails, budget)
+    text, splits = _layout(chunks)
+    if not search.fails(text, splits):
+        raise ValueError(
+            f"minimize: the given chunking ({len(splits)} splits, {len(text)} characters) "
+            "does not fail, so there is nothing to minimize"
+        )
+    return search, text, splits
+
+
+def _shrink_splits(search: _Search, text: str, splits: _Items) -> _Items:
+    if not splits:
+        return splits
+    try:
+        # A failure that needs no split at all is common (the whole run fails too) and is
+        # the one chunking ddmin never tries: one call settles it.
+        if search.fails(text, ()):
+            return ()
+    except _OutOfBudget:
+        return splits
+    return _ddmin(splits, lambda subset: search.fails(text, subset))
+
+
+def _shrink_text(search: _Search, text: str, splits: _Items) -> tuple[str, _Items]:
+    # The items are character positions; a subset keeps those characters, each in the
+    # chunk it came from. Chunks left empty vanish, so neighbouring splits merge.
+    owner: list[int] = []
+    previous = 0
+    for index, end in enumerate((*splits, len(text))):
+        owner += [index] * (end - previous)
+        previous = end
+
+    def rebuilt(kept: _Items) -> tuple[str, _Items]:
+        cuts = tuple(k for k in range(1, len(kept)) if owner[kept[k]] != owner[kept[k - 1]])
+        return "".join(text[i] for i in kept), cuts
+
+    kept = _ddmin(tuple(range(len(text))), lambda subset: search.fails(*rebuilt(subset)))
+    return rebuilt(kept)
+
+
+def _result(search: _Search, text: str, splits: _Items, original: tuple[str, _Items]) -> Minimized:
+    return Minimized(
+        chunks=tuple(split_at(text, splits)),
+        splits=splits,
+        calls=search.calls,
+        original_splits=len(original[1]),
+        original_length=len(original[0]),
+    )
+
+
+def minimize(
+    chunks: Sequence[str], fails: Predicate, *, text_too: bool, budget: int | None = None
+) -> Minimized:
+    """The fewest split points that still fail; with ``text_too``, then the shortest text.
+
+    ``budget`` caps predicate calls across all phases; when it runs out the best
+    chunking found so far is returned. Raises ``ValueError`` when ``chunks`` does
+    not fail. Deterministic for a deterministic predicate.
+    """
+    search, text, splits = _start(chunks, fails, budget)
+    original = (text, splits)
+    splits = _shrink_splits(search, text, splits)
+    if text_too and not search.exhausted:
+        # Text only after splits: with few chunks left, each text test is a cheaper run,
+        # and the few surviving splits pin down which characters the failure needs.
+        text, splits = _shrink_text(search, text, splits)
+        splits = _shrink_splits(search, text, splits)
+    return _result(search, text, splits, original)
+
+
+def minimize_splits(
+    chunks: Sequence[str], fails: Predicate, *, budget: int | None = None
+) -> list[str]:
+    """The same text cut at a 1-minimal set of the split points that still fails."""
+    return list(minimize(chunks, fails, text_too=False, budget=budget).chunks)
+
+
+def minimize_text(
+    chunks: Sequence[str], fails: Predicate, *, budget: int | None = None
+) -> list[str]:
+    """The shortest text (characters deleted from inside chunks) that still fails,
+    then cut at a 1-minimal set of its remaining split points.
+
+    The predicate sees texts other than the original: anything it compares with
+    (the whole run of invariance and holdback) must be taken of the text it is given.
+    """
+    search, text, splits = _start(chunks, fails, budget)
+    text, splits = _shrink_text(search, text, splits)
+    splits = _shrink_splits(search, text, splits)
+    return list(split_at(text, splits))
