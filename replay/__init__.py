@@ -1,1 +1,26 @@
-"""Run corpora through a detector under every rechunking (see issue: replay)."""
+"""Replay recordings through any detector under every rechunking (``tcr replay``).
+
+``run()`` replays files or directories (or the bundled corpora) and returns a
+``Report``; every failing chunking in it is shrunk to a minimal one, with a
+one-line reproducer and a pytest snippet. ``check_chunks()`` is what such a
+snippet calls.
+"""
+
+from __future__ import annotations
+
+from .model import EXIT_ERROR, EXIT_OK, EXIT_VIOLATION, Failure, InputError, Outcome, Report
+from .runner import DEFAULT_TRANSPORT_STRATEGIES, LAYERS, check_chunks, run
+
+__all__ = [
+    "DEFAULT_TRANSPORT_STRATEGIES",
+    "EXIT_ERROR",
+    "EXIT_OK",
+    "EXIT_VIOLATION",
+    "LAYERS",
+    "Failure",
+    "InputError",
+    "Outcome",
+    "Report",
+    "check_chunks",
+    "run",
+]

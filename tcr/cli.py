@@ -19,5 +19,13 @@ def main() -> None:
     """Replay and fuzz recorded LLM token streams through a streaming tool-call detector."""
 
 
+def _register() -> None:
+    from tcr.commands.replay import replay
+
+    main.add_command(replay)
+
+
+_register()
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import click
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-__all__ = ["detector_option", "json_option", "parse_tools", "seed_option", "tools_option"]
+__all__ = ["detector_option", "fail", "json_option", "parse_tools", "seed_option", "tools_option"]
 
 
 def detector_option(fn: F) -> F:
@@ -47,3 +47,10 @@ def parse_tools(value: str | None) -> list[str] | None:
     if value is None:
         return None
     return [name.strip() for name in value.split(",") if name.strip()]
+
+
+def fail(command: str, error: Exception) -> NoReturn:
+    """Bad input: one line on stderr naming what and where, exit code 2, no traceback."""
+    message = " ".join(str(error).split()) or type(error).__name__
+    click.echo(f"tcr {command}: {message}", err=True)
+    raise SystemExit(2)

@@ -1,0 +1,140 @@
+"""What a replay found: one ``Outcome`` per recording x strategy, gathered in a ``Report``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tcr.oracle import Violation
+
+__all__ = ["EXIT_ERROR", "EXIT_OK", "EXIT_VIOLATION", "Failure", "InputError", "Outcome", "Report"]
+
+EXIT_OK, EXIT_VIOLATION, EXIT_ERROR = 0, 1, 2
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """One failing chunking, shrunk, with what it takes to reproduce it."""
+
+    violation: Violation  # as found on the minimal chunking
+    label: str  # the chunking that first failed, e.g. "random:8#13"
+    splits: tuple[int, ...]  # minimal split points of the recorded text
+    original_splits: int  # split points of the chunking that first failed
+    chunks: tuple[str, ...]  # shortest failing input found (text-only recordings), else the splits
+    reproducer: str  # one shell line
+    snippet: str  # a pytest test that pins it
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "check": self.violation.check,
+            "message": self.violation.message,
+            "chunk": self.violation.chunk,
+            "offset": self.violation.offset,
+            "excerpt": self.violation.excerpt,
+            "label": self.label,
+            "splits": list(self.splits),
+            "original_splits": self.original_splits,
+            "chunks": list(self.chunks),
+            "reproducer": self.reproducer,
+            "snippet": self.snippet,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class InputError:
+    """A recording (or the detector) that could not be used at all."""
+
+    path: str
+    message: str  # one line, naming what and where
+
+
+@dataclass(slots=True)
+class Outcome:
+    """One recording replayed under one strategy."""
+
+    path: str
+    recording: str  # the recording's id
+    strategy: str
+    runs: int = 0  # chunkings replayed
+    chars: int = 0  # content characters fed, over all runs
+    failing_runs: int = 0
+    failures: list[Failure] = field(default_factory=list)  # one per failing check, shrunk
+    checks: tuple[str, ...] = ()  # the checks that ran
+    skipped: dict[str, str] = field(default_factory=dict)  # check -> why not
+    error: str | None = None  # a detector crash, one line, with the chunk index
+    seconds: float = 0.0
+    incomplete: str | None = None  # the recording was cut short: why
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures and self.error is None
+
+    @property
+    def failed_checks(self) -> list[str]:
+        return sorted({f.violation.check for f in self.failures})
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "recording": self.recording,
+            "strategy": self.strategy,
+            "ok": self.ok,
+            "runs": self.runs,
+            "chars": self.chars,
+            "failing_runs": self.failing_runs,
+            "checks": list(self.checks),
+            "skipped": dict(self.skipped),
+            "error": self.error,
+            "incomplete": self.incomplete,
+            "seconds": round(self.seconds, 6),
+            "failures": [f.to_dict() for f in self.failures],
+        }
+
+
+@dataclass(slots=True)
+class Report:
+    outcomes: list[Outcome] = field(default_factory=list)
+    errors: list[InputError] = field(default_factory=list)
+    seconds: float = 0.0
+    stopped_early: bool = False  # -x: stopped at the first failure
+
+    @property
+    def recordings(self) -> int:
+        return len({o.path for o in self.outcomes})
+
+    @property
+    def chars(self) -> int:
+        return sum(o.chars for o in self.outcomes)
+
+    @property
+    def failures(self) -> list[tuple[Outcome, Failure]]:
+        return [(o, f) for o in self.outcomes for f in o.failures]
+
+    @property
+    def exit_code(self) -> int:
+        """2 when an input could not be used (or the detector crashed), else 1 on a violation."""
+        if self.errors or any(o.error for o in self.outcomes):
+            return EXIT_ERROR
+        if any(f.violation.check == "crash" for _, f in self.failures):
+            return EXIT_ERROR  # a plug-in that raises is unusable input (and is reported)
+        return EXIT_VIOLATION if any(o.failures for o in self.outcomes) else EXIT_OK
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "exit_code": self.exit_code,
+            "recordings": self.recordings,
+            "chars": self.chars,
+            "seconds": round(self.seconds, 6),
+            "stopped_early": self.stopped_early,
+            "errors": [{"path": e.path, "message": e.message} for e in self.errors],
+            "outcomes": [o.to_dict() for o in self.outcomes],
+        }
+
+
+def display_path(path: Path) -> str:
+    """A path as the user would type it: relative to the working directory when inside it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)

@@ -1,0 +1,127 @@
+"""A replay ``Report`` for people (a rich table), for machines (JSON) and for CI (JUnit XML)."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from .model import Failure, Outcome, Report
+
+__all__ = ["render", "to_json", "write_junit"]
+
+
+def render(report: Report, console: Console) -> None:
+    """The summary table (recording x strategy), then each failure with its reproducer."""
+    table = Table(title="tcr replay", title_justify="left", show_lines=False)
+    table.add_column("recording", overflow="fold")
+    table.add_column("strategy")
+    table.add_column("runs", justify="right")
+    table.add_column("chars", justify="right")
+    table.add_column("result")
+    table.add_column("time", justify="right")
+    for o in report.outcomes:
+        if o.error:
+            result = f"[bold red]ERROR[/] {escape(o.error)}"
+        elif o.failures:
+            result = f"[bold red]FAIL[/] {', '.join(o.failed_checks)} ({o.failing_runs}/{o.runs})"
+        elif not o.checks:
+            result = "[yellow]skipped[/] " + escape("; ".join(o.skipped.values()))
+        else:
+            result = "[green]pass[/]"
+        if o.incomplete:
+            result += " [dim](incomplete recording)[/]"
+        table.add_row(
+            escape(o.path), o.strategy, str(o.runs), f"{o.chars:,}", result, f"{o.seconds:.2f}s"
+        )
+    console.print(table)
+    for error in report.errors:
+        message = error.message if error.path in error.message else f"{error.path}: {error.message}"
+        console.print(f"[bold red]error[/] {escape(message)}", soft_wrap=True, highlight=False)
+    # The same shrunk failure usually turns up under several strategies: show it once.
+    groups: dict[tuple[str, str, tuple[int, ...]], list[tuple[Outcome, Failure]]] = {}
+    for outcome, failure in report.failures:
+        key = (outcome.path, failure.violation.check, failure.splits)
+        groups.setdefault(key, []).append((outcome, failure))
+    for group in groups.values():
+        outcome, failure = group[0]
+        _render_failure(console, outcome, failure, [o.strategy for o, _ in group[1:]])
+    verdict = {0: "[green]all checks pass[/]", 1: "[red]violations found[/]"}.get(
+        report.exit_code, "[red]some inputs could not be replayed[/]"
+    )
+    n = report.recordings
+    console.print(
+        f"\n{n} recording{'s' if n != 1 else ''}, {len(report.outcomes)} strategy runs, "
+        f"{report.chars:,} characters in {report.seconds:.2f}s: {verdict}"
+        + (" (stopped at the first failure)" if report.stopped_early else "")
+    )
+
+
+def _render_failure(console: Console, outcome: Outcome, failure: Failure, also: list[str]) -> None:
+    v = failure.violation
+    under = outcome.strategy
+    if failure.label != outcome.strategy:
+        under += f" ({failure.label})"
+    console.print()
+    console.print(
+        f"[bold red]{v.check}[/] in {escape(outcome.path)} under {escape(under)}: "
+        f"{escape(v.message)}"
+    )
+    if v.excerpt:
+        where = f"chunk {v.chunk}, offset {v.offset}"
+        console.print(f"  at {where}: {escape(v.excerpt)}", highlight=False)
+    console.print(
+        f"  shrunk from {failure.original_splits} to {len(failure.splits)} split points; "
+        "reproduce with:"
+    )
+    console.print(f"    {escape(failure.reproducer)}", soft_wrap=True, highlight=False)
+    if failure.snippet:
+        console.print("  pin it as a regression test:")
+        for line in failure.snippet.rstrip().splitlines():
+            console.print(f"    {escape(line)}", soft_wrap=True, highlight=False)
+    if also:
+        console.print(f"  (the same shrunk failure under {', '.join(also)})")
+
+
+def to_json(report: Report) -> str:
+    return json.dumps(report.to_dict(), indent=2, ensure_ascii=False)
+
+
+def write_junit(report: Report, path: str | Path) -> None:
+    """One test case per recording x strategy; unusable inputs are errored test cases."""
+    suite = ET.Element(
+        "testsuite",
+        name="tcr replay",
+        tests=str(len(report.outcomes) + len(report.errors)),
+        failures=str(sum(1 for o in report.outcomes if o.failures and not o.error)),
+        errors=str(len(report.errors) + sum(1 for o in report.outcomes if o.error)),
+        skipped=str(sum(1 for o in report.outcomes if not o.checks and not o.error)),
+        time=f"{report.seconds:.3f}",
+    )
+    for o in report.outcomes:
+        case = ET.SubElement(
+            suite, "testcase", classname=o.path, name=o.strategy, time=f"{o.seconds:.3f}"
+        )
+        if o.error:
+            ET.SubElement(case, "error", message=o.error, type="detector")
+        elif o.failures:
+            first = o.failures[0].violation
+            failure = ET.SubElement(
+                case, "failure", message=f"{first.check}: {first.message}", type=first.check
+            )
+            failure.text = "\n\n".join(
+                f"{f.violation}\nreproduce: {f.reproducer}" for f in o.failures
+            )
+        elif not o.checks:
+            ET.SubElement(case, "skipped", message="; ".join(o.skipped.values()))
+    for error in report.errors:
+        case = ET.SubElement(suite, "testcase", classname=error.path, name="read")
+        ET.SubElement(case, "error", message=error.message, type="input")
+    root = ET.Element("testsuites")
+    root.append(suite)
+    ET.indent(root)
+    ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)

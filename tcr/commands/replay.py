@@ -1,0 +1,151 @@
+"""``tcr replay``: recordings through a detector under every rechunking."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from tcr.commands.options import (
+    detector_option,
+    fail,
+    json_option,
+    parse_tools,
+    seed_option,
+    tools_option,
+)
+from tcr.errors import TcrError
+from tcr.oracle import CHECKS
+from tcr.rechunk import STRATEGY_FORMS
+
+EPILOG = (
+    """\b
+Strategies: """
+    + STRATEGY_FORMS
+    + """
+Exit codes: 0 every check passes, 1 a violation was found,
+            2 an input could not be used (corrupt recording, detector that
+              cannot be loaded, raises in its factory or crashes).
+
+\b
+Examples:
+  tcr replay                                  # every bundled corpus
+  tcr replay corpora/ --rechunk random --runs 200 --seed 7
+  tcr replay rec.msgpack --rechunk exhaustive --rechunk boundary
+  tcr replay rec.msgpack --detector mypkg.parser:make_detector --tools get_weather
+  tcr replay rec.msgpack --rechunk splits:12,15 --check no_leak
+  tcr replay corpora/recorded --layer transport --rechunk bytes-random
+  tcr replay corpora/ --json > report.json; tcr replay corpora/ --junit replay.xml
+"""
+)
+
+
+@click.command(epilog=EPILOG)
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option(
+    "--rechunk",
+    "strategies",
+    multiple=True,
+    metavar="STRATEGY",
+    help="Rechunking strategy; repeatable (default: original, whole, char, random).",
+)
+@click.option("--runs", type=int, default=20, show_default=True, help="Runs of random strategies.")
+@seed_option
+@detector_option
+@tools_option
+@click.option(
+    "--check",
+    "checks",
+    multiple=True,
+    type=click.Choice(CHECKS),
+    help="Oracle to run; repeatable (default: all).",
+)
+@click.option(
+    "--layer",
+    type=click.Choice(["content", "transport"]),
+    default="content",
+    show_default=True,
+    help="content: rechunk the decoded text; transport: re-split the raw body bytes.",
+)
+@json_option
+@click.option("--junit", type=click.Path(path_type=Path), help="Write JUnit XML here.")
+@click.option("-x", "--exitfirst", is_flag=True, help="Stop at the first failure.")
+@click.option("--no-minimize", is_flag=True, help="Report failing chunkings without shrinking.")
+def replay(
+    paths: tuple[Path, ...],
+    strategies: tuple[str, ...],
+    runs: int,
+    seed: int,
+    detector: str | None,
+    tools: str | None,
+    checks: tuple[str, ...],
+    layer: str,
+    as_json: bool,
+    junit: Path | None,
+    exitfirst: bool,
+    no_minimize: bool,
+) -> None:
+    """Replay recordings (files or directories; none: the bundled corpora) through a
+    detector under every rechunking, check every oracle, and shrink each failure to a
+    minimal reproducer."""
+    from tcr.replay import run
+    from tcr.replay.report import render, to_json, write_junit
+
+    err = Console(stderr=True)
+    try:
+        with _progress(err, enabled=not as_json) as advance:
+            report = run(
+                list(paths) or None,
+                strategies=strategies or None,
+                runs=runs,
+                seed=seed,
+                detector=detector,
+                tools=parse_tools(tools),
+                checks=checks or None,
+                layer=layer,
+                exitfirst=exitfirst,
+                minimize=not no_minimize,
+                on_progress=advance,
+            )
+    except TcrError as error:
+        fail("replay", error)
+    if junit is not None:
+        write_junit(report, junit)
+    if as_json:
+        click.echo(to_json(report))
+    else:
+        render(report, Console(soft_wrap=False))
+    sys.exit(report.exit_code)
+
+
+class _progress:
+    """A transient progress line on stderr, shown only on a terminal and for long runs."""
+
+    def __init__(self, console: Console, *, enabled: bool) -> None:
+        self.enabled = enabled and console.is_terminal
+        self.progress = Progress(
+            TextColumn("replaying"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("{task.description}"),
+            console=console,
+            transient=True,
+        )
+        self.task = self.progress.add_task("", total=None)
+
+    def __enter__(self) -> _progress:
+        if self.enabled:
+            self.progress.start()
+        return self
+
+    def __call__(self, description: str, done: int, total: int) -> None:
+        if self.enabled:
+            self.progress.update(self.task, completed=done, total=total, description=description)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.enabled:
+            self.progress.stop()

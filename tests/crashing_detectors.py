@@ -1,0 +1,26 @@
+"""Detectors that fail in the ways a user's plug-in fails: loaded by spec in the replay tests."""
+
+from __future__ import annotations
+
+from tcr.detector import Event
+from tcr.detector.core import StreamDetector
+
+
+def factory_raises(tools: list[str] | None = None) -> StreamDetector:
+    raise RuntimeError("cannot connect to the model registry")
+
+
+class _RaisesInFeed(StreamDetector):
+    def feed(self, chunk: str) -> list[Event]:
+        if "<tool_call>" in self.state.pending + chunk or chunk.startswith("_c"):
+            raise KeyError("tool_call")
+        return super().feed(chunk)
+
+
+def feed_raises(tools: list[str] | None = None) -> StreamDetector:
+    return _RaisesInFeed(tools=tools)
+
+
+def no_tools_keyword() -> StreamDetector:
+    """A factory without a ``tools`` keyword is called with no arguments."""
+    return StreamDetector()

@@ -1,0 +1,255 @@
+"""tcr replay: the library run() and the command, on recordings built here."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from tcr.replay import EXIT_ERROR, EXIT_OK, EXIT_VIOLATION, check_chunks, run
+
+from tcr.cli import main
+from tcr.corpus import Frame, new_header, write_recording
+
+CALL = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
+# The marker split the way llama-server's tokenizer splits it.
+SPLIT = [
+    "Let me check. ",
+    "<",
+    "t",
+    "oo",
+    "l",
+    "_",
+    "c",
+    "al",
+    "l",
+    ">",
+    CALL,
+    "</tool_call>",
+    " Done.",
+]
+
+
+def sse_body(pieces: list[str]) -> list[bytes]:
+    frames = [b'data: {"choices":[{"index":0,"delta":{"role":"assistant","content":null}}]}\n\n']
+    for piece in pieces:
+        payload = {"choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]}
+        frames.append(f"data: {json.dumps(payload)}\n\n".encode())
+    frames.append(
+        b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n'
+    )
+    return frames
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    folder = tmp_path / "corpus"
+    write_recording(
+        folder / "split_marker.msgpack",
+        new_header("chunks", tools=["get_weather"]),
+        [Frame(i * 1_000_000, c) for i, c in enumerate(SPLIT)],
+    )
+    write_recording(
+        folder / "nested" / "sse_call.msgpack",
+        new_header("sse", tools=["get_weather"]),
+        [Frame(i * 1_000_000, b) for i, b in enumerate(sse_body(SPLIT))],
+    )
+    write_recording(
+        folder / "held_prefix.msgpack",
+        new_header("chunks"),
+        [Frame(0, "The answer is 42 "), Frame(1, "<tool")],
+    )
+    return folder
+
+
+def invoke(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, ["replay", *args])
+    return result.exit_code, result.output
+
+
+def test_reference_detector_passes_every_check(corpus: Path) -> None:
+    report = run([corpus], runs=30)
+    assert report.exit_code == EXIT_OK
+    assert report.recordings == 3
+    strategies = {o.strategy for o in report.outcomes}
+    assert strategies == {"original", "whole", "char", "random:8", "warm-cold"}
+    assert all(o.runs >= 1 and o.checks for o in report.outcomes)
+
+
+def test_marker_split_bug_exits_1_names_the_check_and_shrinks_to_two_splits(corpus: Path) -> None:
+    code, out = invoke(
+        str(corpus / "split_marker.msgpack"), "--detector", "tcr.detector.broken:per_chunk_markers"
+    )
+    assert code == EXIT_VIOLATION
+    assert "no_leak" in out
+    report = run(
+        [corpus / "split_marker.msgpack"], detector="tcr.detector.broken:per_chunk_markers"
+    )
+    failures = [f for _, f in report.failures if f.violation.check == "no_leak"]
+    assert failures and all(1 <= len(f.splits) <= 2 for f in failures)
+    assert all("--rechunk splits:" in f.reproducer for f in failures)
+
+
+def test_printed_reproducer_reproduces_the_failure(corpus: Path) -> None:
+    report = run(
+        [corpus / "split_marker.msgpack"], detector="tcr.detector.broken:per_chunk_markers"
+    )
+    failure = next(f for _, f in report.failures if f.violation.check == "no_leak")
+    argv = shlex.split(failure.reproducer)
+    assert argv[:2] == ["tcr", "replay"]
+    # The printed line, run as a user would run it (the installed console script).
+    tcr = Path(sys.executable).with_name("tcr")
+    done = subprocess.run([str(tcr), *argv[1:]], capture_output=True, text=True)
+    assert done.returncode == EXIT_VIOLATION, done.stdout + done.stderr
+    assert "no_leak" in done.stdout
+
+
+def test_pytest_snippet_pins_the_failure(corpus: Path) -> None:
+    report = run(
+        [corpus / "split_marker.msgpack"], detector="tcr.detector.broken:per_chunk_markers"
+    )
+    failure = next(f for _, f in report.failures if f.violation.check == "no_leak")
+    namespace: dict[str, object] = {}
+    exec(compile(failure.snippet, "<snippet>", "exec"), namespace)
+    test = next(v for k, v in namespace.items() if k.startswith("test_"))
+    with pytest.raises(AssertionError):
+        test()  # type: ignore[operator]
+    assert len("".join(failure.chunks)) < len("".join(SPLIT))  # the text was shortened too
+
+
+def test_pending_dropped_at_finish_is_shrunk_to_at_most_one_split(corpus: Path) -> None:
+    report = run(
+        [corpus / "held_prefix.msgpack"], detector="tcr.detector.broken:drops_pending_at_finish"
+    )
+    assert report.exit_code == EXIT_VIOLATION
+    assert {f.violation.check for _, f in report.failures} >= {"conservation"}
+    assert all(len(f.splits) <= 1 for _, f in report.failures)
+
+
+def test_corrupt_file_among_good_ones_is_reported_and_the_rest_replayed(corpus: Path) -> None:
+    (corpus / "broken.msgpack").write_bytes(b"\x81\xa3tcr\x01garbage")
+    code, out = invoke(str(corpus), "--runs", "3")
+    assert code == EXIT_ERROR
+    assert "broken.msgpack" in out and "byte" in out
+    report = run([corpus], runs=3)
+    assert report.recordings == 3
+    assert [e.path.endswith("broken.msgpack") for e in report.errors] == [True]
+    assert all(o.ok for o in report.outcomes)
+
+
+def test_factory_that_raises_is_reported_per_recording_and_the_run_goes_on(corpus: Path) -> None:
+    report = run([corpus], detector="crashing_detectors:factory_raises", runs=2)
+    assert report.exit_code == EXIT_ERROR
+    assert len(report.errors) == 3
+    assert all("factory raised RuntimeError: cannot connect" in e.message for e in report.errors)
+
+
+def test_detector_that_raises_in_feed_is_reported_with_the_chunk_index(corpus: Path) -> None:
+    report = run([corpus], detector="crashing_detectors:feed_raises", runs=2, checks=["crash"])
+    crashes = [(o, f) for o, f in report.failures if f.violation.check == "crash"]
+    assert crashes, report.to_dict()
+    assert report.exit_code == EXIT_ERROR
+    assert {Path(o.path).name for o, _ in crashes} == {"split_marker.msgpack", "sse_call.msgpack"}
+    assert all(f.violation.chunk is not None for _, f in crashes)
+    assert all("KeyError" in f.violation.message for _, f in crashes)
+    assert report.recordings == 3  # the run went on past the crash
+
+
+def test_factory_without_tools_keyword_is_called_bare(corpus: Path) -> None:
+    assert (
+        run([corpus], detector="crashing_detectors:no_tools_keyword", runs=2).exit_code == EXIT_OK
+    )
+
+
+def test_junit_output_is_one_test_case_per_recording_and_strategy(
+    corpus: Path, tmp_path: Path
+) -> None:
+    junit = tmp_path / "out.xml"
+    code, _ = invoke(
+        str(corpus),
+        "--runs",
+        "2",
+        "--junit",
+        str(junit),
+        "--detector",
+        "tcr.detector.broken:per_chunk_markers",
+    )
+    assert code == EXIT_VIOLATION
+    root = ET.parse(junit).getroot()
+    assert root.tag == "testsuites"
+    suite = root.find("testsuite")
+    assert suite is not None
+    cases = suite.findall("testcase")
+    assert len(cases) == 3 * 5 == int(suite.get("tests", "0"))
+    assert {c.get("name") for c in cases} == {"original", "whole", "char", "random:8", "warm-cold"}
+    failed = [c for c in cases if c.find("failure") is not None]
+    assert len(failed) == int(suite.get("failures", "0")) > 0
+    assert all(c.get("classname", "").endswith(".msgpack") for c in cases)
+
+
+def test_json_output_carries_outcomes_and_failures(corpus: Path) -> None:
+    code, out = invoke(
+        str(corpus / "split_marker.msgpack"),
+        "--json",
+        "--detector",
+        "tcr.detector.broken:per_chunk_markers",
+    )
+    data = json.loads(out)
+    assert code == data["exit_code"] == EXIT_VIOLATION
+    failure = next(f for o in data["outcomes"] for f in o["failures"])
+    assert {"check", "offset", "splits", "reproducer", "snippet"} <= set(failure)
+
+
+def test_transport_layer_resplits_raw_bytes_and_decoding_is_unchanged(corpus: Path) -> None:
+    report = run(
+        [corpus],
+        layer="transport",
+        strategies=["bytes:1", "bytes-random", "bytes-exhaustive"],
+        runs=10,
+    )
+    assert report.exit_code == EXIT_OK
+    sse = [o for o in report.outcomes if o.path.endswith("sse_call.msgpack")]
+    assert all(o.checks == ("transport",) and o.runs > 0 for o in sse)
+    chunks = [o for o in report.outcomes if o.path.endswith("split_marker.msgpack")]
+    assert all("transport" in o.skipped for o in chunks)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--rechunk", "bogus"],
+        ["--detector", "no.such.module:factory"],
+        ["--detector", "tcr.detector.core"],
+        ["--runs", "0"],
+        ["--check", "nope"],
+        ["--rechunk", "bytes:4"],
+    ],
+)
+def test_bad_options_exit_2_with_one_line(args: list[str], corpus: Path) -> None:
+    code, out = invoke(str(corpus), *args)
+    assert code == EXIT_ERROR
+    assert "Traceback" not in out
+
+
+def test_missing_path_exits_2_naming_it(tmp_path: Path) -> None:
+    code, out = invoke(str(tmp_path / "nope.msgpack"))
+    assert code == EXIT_ERROR and "nope.msgpack" in out
+
+
+def test_exitfirst_stops_at_the_first_failure(corpus: Path) -> None:
+    report = run([corpus], detector="tcr.detector.broken:per_chunk_markers", exitfirst=True)
+    assert report.stopped_early
+    assert len(report.outcomes) < 15
+
+
+def test_check_chunks_is_the_regression_helper() -> None:
+    assert check_chunks(["a <tool", "_call>{}</tool_call>"]).ok
+    verdict = check_chunks(
+        ["a <tool", "_call>{}</tool_call>"], detector="tcr.detector.broken:per_chunk_markers"
+    )
+    assert "no_leak" in {v.check for v in verdict.violations}
