@@ -21,8 +21,10 @@ def main() -> None:
 
 def _register() -> None:
     from tcr.commands.replay import replay
+    from tcr.commands.show import show
 
     main.add_command(replay)
+    main.add_command(show)
 
 
 _register()

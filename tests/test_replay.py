@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from tcr.replay import EXIT_ERROR, EXIT_OK, EXIT_VIOLATION, check_chunks, run
 
 from tcr.cli import main
 from tcr.corpus import Frame, new_header, write_recording
+from tcr.replay import EXIT_ERROR, EXIT_OK, EXIT_VIOLATION, check_chunks, run
 
 CALL = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
 # The marker split the way llama-server's tokenizer splits it.

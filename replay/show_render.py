@@ -1,0 +1,323 @@
+"""Printing a ``tcr show`` summary with rich: panels, tables, the content with its chunks.
+
+Works in a plain terminal too: chunk boundaries become ``│`` and invisible
+characters are always drawn (``↵``, ``→``, trailing ``·``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final
+
+from rich.console import Console
+from rich.panel import Panel
+from rich.rule import Rule
+from rich.table import Table
+from rich.text import Text as RichText
+
+__all__ = ["clip", "render", "visible"]
+
+# Invisible characters made visible (the content view and every preview). A newline
+# is shown as "↵" and, in the content view, followed by a real line break.
+_VISIBLE: Final = {"\n": "↵", "\t": "→", "\r": "␍", "\x7f": "␡"}
+_SPECIAL = re.compile(r"[\x00-\x1f\x7f\u00a0\u200b-\u200f\u2028\u2029\u2060\ufeff]| +(?=\r?\n|\Z)")
+
+
+def _visible(char: str) -> str:
+    if char in _VISIBLE:
+        return _VISIBLE[char]
+    if char == " ":
+        return "·"  # only trailing spaces are matched
+    if ord(char) < 0x20:
+        return chr(0x2400 + ord(char))  # the Unicode control picture, e.g. ␀
+    return f"⟨U+{ord(char):04X}⟩"  # zero-width, BOM, no-break space, line separators
+
+
+def visible(text: str) -> str:
+    """``text`` on one line with invisible characters shown (``↵``, ``→``, ``·``, ...)."""
+    return _SPECIAL.sub(lambda m: "".join(_visible(c) for c in m.group()), text)
+
+
+def clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+# --- render ----------------------------------------------------------------------
+
+_SHADES: Final = ("white on grey23", "white on grey39")
+_MARK: Final = "cyan"  # a character tcr drew, not one the stream sent
+_SEPARATOR: Final = "│"
+_COLOURS: Final = {"Text": "default", "ToolCall": "green", "Reasoning": "magenta"}
+_COLOURS_REJECTED: Final = "yellow"
+
+
+def render(summary: Mapping[str, Any], console: Console, *, frames_limit: int = 40) -> None:
+    """Print a summary: header, frames, decoded stream, content, events, verdict.
+
+    Long tables show their first and last rows (``frames_limit`` in all, 0 for
+    every row). On a console without colour, chunk boundaries are drawn as ``│``.
+    """
+    plain = console.color_system is None
+    console.print(_header_panel(summary))
+    console.print(Rule(f"Frames ({len(summary['frames'])})", align="left"))
+    console.print(_frames_table(summary["frames"], frames_limit))
+    console.print(Rule("Decoded stream", align="left"))
+    console.print(_stream(summary["decoded"], frames_limit))
+    content, run, verdict = summary["content"], summary["detector"], summary["verdict"]
+    if content is None or run is None or verdict is None:
+        return
+    chunks = content["chunks"]
+    title = (
+        f"Content: {len(content['text'])} characters in {len(chunks)} chunks ({content['label']})"
+    )
+    console.print(Rule(title, align="left"))
+    console.print(_content(chunks, plain))
+    console.print(Rule(f"Detector events ({run['spec']})", align="left"))
+    console.print(_events_table(run, len(chunks), frames_limit))
+    console.print(Rule("Verdict", align="left"))
+    console.print(_verdict_text(verdict))
+
+
+def _header_panel(summary: Mapping[str, Any]) -> Panel:
+    header = summary["header"]
+    source = header.get("source") or {}
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold")
+    grid.add_column()
+    grid.add_row("file", summary["path"])
+    grid.add_row("kind", f"{header['kind']}, created {header.get('created') or '?'}")
+    where = [str(source[k]) for k in ("backend", "model", "endpoint") if source.get(k)]
+    grid.add_row("source", " · ".join(where) or "-")
+    if header.get("request"):
+        grid.add_row("request", _brief_map(header["request"]))
+    status = (header.get("response") or {}).get("status")
+    grid.add_row("response", f"status {status}" if status is not None else "-")
+    tools = header.get("tools")
+    grid.add_row("tools", "any (none declared)" if tools is None else ", ".join(tools) or "none")
+    labels = {k: v for k, v in (header.get("labels") or {}).items() if v is not None}
+    grid.add_row("labels", ", ".join(f"{k}={v}" for k, v in labels.items()) or "-")
+    frames = summary["frames"]
+    size = sum(row["bytes"] for row in frames)
+    duration = f", {frames[-1]['t_ms']:.1f} ms" if frames else ""
+    if summary["complete"]:
+        state = RichText.assemble(("complete", "green"), f": {len(frames)} frames, {size} bytes")
+    else:
+        reason = summary["incomplete_reason"]
+        state = RichText.assemble(("INCOMPLETE", "bold red"), f" ({reason}): {len(frames)} frames")
+    grid.add_row("status", state + duration)
+    if summary["expect"] is not None:
+        grid.add_row("expect", _brief_map(summary["expect"]))
+    return Panel(grid, title=f"recording {header['id']}", title_align="left")
+
+
+def _brief_map(value: Mapping[str, Any]) -> str:
+    """``{"model": "x", "messages": [3 items], ...}`` on one line."""
+    parts = []
+    for key, item in value.items():
+        if isinstance(item, list):
+            shown = f"[{len(item)} item{'s' * (len(item) != 1)}]"
+        elif isinstance(item, Mapping):
+            shown = f"{{{len(item)} keys}}"
+        else:
+            shown = clip(visible(repr(item) if isinstance(item, str) else str(item)), 40)
+        parts.append(f"{key}: {shown}")
+    return clip(", ".join(parts), 300)
+
+
+def _table(*columns: str, wrap: bool = False) -> Table:
+    table = Table(box=None, padding=(0, 1), show_edge=False, header_style="bold", expand=True)
+    for name in columns[:-1]:
+        table.add_column(name, justify="right", no_wrap=True)
+    # ratio: the last column gets what the others leave, so they are never squashed
+    table.add_column(
+        columns[-1], overflow="fold" if wrap else "ellipsis", no_wrap=not wrap, ratio=1
+    )
+    return table
+
+
+def _rows(
+    table: Table, rows: Sequence[Any], limit: int, cells: Callable[[Any], list[Any]], what: str
+) -> Table:
+    """The first and last rows, ``limit`` in all (0: every row), saying how many were left out."""
+    tail = limit // 2 if 0 < limit < len(rows) else 0
+    head = limit - tail if 0 < limit < len(rows) else len(rows)
+    for row in rows[:head]:
+        table.add_row(*cells(row))
+    if head + tail < len(rows):
+        elided = RichText(f"{len(rows) - head - tail} {what} elided", style="dim italic")
+        table.add_row("…", *[""] * (len(table.columns) - 2), elided)
+    for row in rows[len(rows) - tail :] if tail else ():
+        table.add_row(*cells(row))
+    return table
+
+
+def _frames_table(frames: Sequence[Mapping[str, Any]], limit: int) -> Table | RichText:
+    if not frames:
+        return RichText("no frames", style="dim")
+    table = _table("#", "t ms", "Δ ms", "bytes", "data")
+
+    def cells(row: Mapping[str, Any]) -> list[str]:
+        t, delta = f"{row['t_ms']:.1f}", f"{row['delta_ms']:+.1f}"
+        return [str(row["index"]), t, delta, str(row["bytes"]), row["preview"]]
+
+    return _rows(table, frames, limit, cells, "frames")
+
+
+def _stream(decoded: Mapping[str, Any], limit: int) -> Table:
+    deltas = decoded["deltas"]
+    with_content = sum(1 for d in deltas if "content" in d)
+    end = "end marker seen" if decoded["done"] else "no end marker"
+    finish = decoded["finish_reason"]
+    grid = Table.grid()
+    grid.add_column()
+    grid.add_row(
+        f"framing {decoded['framing']}: {len(deltas)} deltas ({with_content} with content), "
+        f"finish_reason {finish or '-'}, {end}"
+    )
+    if deltas:
+        table = _table("#", "delta")
+        grid.add_row(
+            _rows(table, deltas, limit, lambda d: [str(d["index"]), _brief_delta(d)], "deltas")
+        )
+    for call in decoded["calls"]:
+        text = f"native call {call['index']}: {call['name']}({clip(call['arguments'], 200)})"
+        grid.add_row(RichText(text + (f" id {call['id']}" if call["id"] else ""), style="green"))
+    if decoded["reasoning"]:
+        grid.add_row(RichText(f"reasoning: {clip(visible(decoded['reasoning']), 300)}", "magenta"))
+    for error in decoded["errors"]:
+        grid.add_row(RichText(f"stream error: {error}", style="red"))
+    if decoded["unfinished"] is not None:
+        tail = clip(visible(decoded["unfinished"]), 200)
+        grid.add_row(RichText(f"unfinished tail (never completed): {tail}", style="yellow"))
+    if decoded["error"] is not None:
+        grid.add_row(RichText(f"decode error: {decoded['error']}", style="bold red"))
+    return grid
+
+
+def _brief_delta(delta: Mapping[str, Any]) -> str:
+    parts = []
+    for key, value in delta.items():
+        if key == "index":
+            continue
+        if key == "done":
+            parts.append("done")
+        elif key == "tool_calls":
+            for f in value:
+                name = f" {f['name']}" if f["name"] else ""
+                at = "" if f["index"] is None else f"[{f['index']}]"
+                parts.append(f"tool_call{at}{name} {visible(f['arguments'])!r}")
+        else:
+            parts.append(f"{key}={visible(value)!r}" if key != "role" else f"role={value}")
+    return " ".join(parts)
+
+
+def _content(chunks: Sequence[Mapping[str, Any]], plain: bool) -> RichText:
+    text = "".join(chunk["text"] for chunk in chunks)
+    out = RichText()
+    if not text:
+        return RichText("(no content)", style="dim")
+    # Where each invisible character sits, found on the whole text: a space is
+    # trailing when the newline after it arrives in a later chunk.
+    special = [(m.start() + i, c) for m in _SPECIAL.finditer(text) for i, c in enumerate(m.group())]
+    at = 0
+    for chunk in chunks:
+        index, offset, piece = chunk["index"], chunk["offset"], chunk["text"]
+        if plain and index:
+            out.append(_SEPARATOR, style=_MARK)
+        shade = "" if plain else _SHADES[index % 2]
+        start = 0
+        while at < len(special) and special[at][0] < offset + len(piece):
+            position, char = special[at]
+            out.append(piece[start : position - offset], style=shade)
+            out.append(_visible(char), style=f"{shade} {_MARK}".strip())  # the mark wins
+            if char == "\n":
+                out.append("\n")
+            start, at = position - offset + 1, at + 1
+        out.append(piece[start:], style=shade)
+    legend = _SEPARATOR if plain else "alternating shades"
+    out.append(f"\n(chunk boundaries: {legend}; ↵ newline, → tab, · trailing space)", style="dim")
+    return out
+
+
+def _events_table(run: Mapping[str, Any], chunk_count: int, limit: int) -> Table | RichText:
+    rows = _merged_text_rows(run["events"])
+    crash = run["crash"]
+    if not rows and crash is None:
+        return RichText("no events", style="dim")
+    table = _table("#", "chunk", "raw span", "event", wrap=True)
+
+    def cells(row: Mapping[str, Any]) -> list[str | RichText]:
+        first, last = row["events"][0], row["events"][-1]
+        number = str(first["index"]) if first is last else f"{first['index']}-{last['index']}"
+        chunk = _step_name(first["chunk"], chunk_count)
+        if first is not last:
+            chunk = f"{chunk}-{_step_name(last['chunk'], chunk_count)}"
+        span = (
+            "?"
+            if first["start"] is None or last["end"] is None
+            else f"{first['start']}:{last['end']}"
+        )
+        return [number, chunk, span, _describe(row)]
+
+    _rows(table, rows, limit, cells, "event rows")
+    if crash is not None:
+        step = crash["chunk"]
+        where = f"feed() of chunk {step}" if step is not None and step < chunk_count else "finish()"
+        where = "the factory" if step is None else where
+        table.add_row("", "", "", RichText(f"CRASH in {where}: {crash['error']}", style="bold red"))
+    return table
+
+
+def _step_name(step: int, chunk_count: int) -> str:
+    return "finish" if step == chunk_count else str(step)
+
+
+def _merged_text_rows(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One row per event, adjacent Text events in one row: a char chunking makes hundreds."""
+    rows: list[dict[str, Any]] = []
+    for event in events:
+        if event["type"] == "Text" and rows and rows[-1]["events"][-1]["type"] == "Text":
+            rows[-1]["events"].append(event)
+        else:
+            rows.append({"events": [event]})
+    return rows
+
+
+def _describe(row: Mapping[str, Any]) -> RichText:
+    events = row["events"]
+    kind = events[0]["type"]
+    fields = events[0]["fields"]
+    style = _COLOURS.get(kind, _COLOURS_REJECTED)
+    if kind == "Text":
+        joined = "".join(e["fields"]["text"] for e in events)
+        count = f" ({len(events)} events)" if len(events) > 1 else ""
+        return RichText.assemble((f"Text{count} ", "bold"), repr(clip(visible(joined), 200)))
+    if kind == "ToolCall":
+        body = f"{fields['name']}({clip(fields['arguments'], 200)})"
+    elif kind == "Reasoning":
+        body = repr(clip(visible(fields["text"]), 200))
+    else:
+        body = f"{fields['reason']}: shows {clip(visible(fields['content']), 200)!r}"
+    format_ = f"  [{fields['format']}]" if fields.get("format") else ""
+    return RichText.assemble((f"{kind} ", f"bold {style}"), (body, style), (format_, "dim"))
+
+
+def _verdict_text(verdict: Mapping[str, Any]) -> RichText:
+    out = RichText()
+    violations = verdict["violations"]
+    if verdict["ok"]:
+        out.append("PASS", style="bold green")
+    else:
+        out.append(f"FAIL: {len(violations)} violation{'s' * (len(violations) != 1)}", "bold red")
+    out.append(f"  (checks run: {', '.join(verdict['ran']) or 'none'})", style="dim")
+    for found in violations:
+        chunk = "?" if found["chunk"] is None else found["chunk"]
+        offset = "?" if found["offset"] is None else found["offset"]
+        out.append(f"\n✗ {found['check']}", style="bold red")
+        out.append(f" at chunk {chunk}, offset {offset}: {found['message']}")
+        if found["excerpt"]:
+            out.append(f"\n    {found['excerpt']}", style="cyan")
+    for check, why in verdict["skipped"].items():
+        out.append(f"\nskipped {check}: {why}", style="dim")
+    return out
