@@ -132,8 +132,10 @@ def call_from_json(obj: object, *, arguments_optional: bool = False) -> ParsedCa
 
     Accepted: ``{"name", "arguments" | "parameters"}`` (arguments an object, or a
     string holding one, or a blank string meaning ``{}``); OpenAI's
-    ``{"type": "function", "function": {…}}``; Llama 3.2's
-    ``{"type": "function", "function": NAME, "parameters": {…}}``. Missing
+    ``{"type": "function", "function": {…}}``. Llama 3.2's
+    ``{"type": "function", "function": NAME, "parameters": {…}}`` has no
+    ``name`` and is not a call: PR #2262 settled that such JSON is content, and
+    DESIGN's bare_json row asks for ``name``. Missing
     arguments mean ``{}`` only when ``arguments_optional`` (a distinctive marker
     already said "this is a call") and nothing but ``name``/``type``/``id`` is
     present. Never raises.
@@ -157,10 +159,7 @@ def _call_or_error(obj: object, arguments_optional: bool) -> ParsedCall | BodyEr
     function = obj["function"]
     if isinstance(function, dict):
         return _flat_call(function, arguments_optional)
-    if isinstance(function, str):  # Llama 3.2 names the function here, arguments beside it
-        flat = {key: value for key, value in obj.items() if key != "function"}
-        return _flat_call({**flat, "name": function}, arguments_optional)
-    return _not_a_call(f'"function" is a {_json_kind(function)}, not an object or a name')
+    return _not_a_call(f'"function" is a {_json_kind(function)}, not an object with a "name"')
 
 
 def _flat_call(obj: dict[str, object], arguments_optional: bool) -> ParsedCall | BodyError:

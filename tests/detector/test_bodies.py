@@ -63,9 +63,12 @@ def test_openai_nested_function_object() -> None:
     assert parse_body("tool_call_tag", body) == [call("get_weather", city="Paris")]
 
 
-def test_llama32_function_name_with_parameters_beside_it() -> None:
+def test_llama32_function_name_without_a_name_key_is_not_a_call() -> None:
+    # PR #2262: Llama-3.2-1B wrote this as a {-prefixed answer; without "name" it is content.
     body = '{"type": "function", "function": "get_weather", "parameters": {"city": "Paris"}}'
-    assert parse_body("tool_call_tag", body) == [call("get_weather", city="Paris")]
+    with pytest.raises(BodyError) as caught:
+        parse_body("tool_call_tag", body)
+    assert caught.value.reason == "not_a_call"
 
 
 def test_nested_arguments_are_kept() -> None:
