@@ -171,7 +171,7 @@ def _replay_file(path: Path, plan: _Plan, report: Report) -> None:
     except Exception as error:  # the factory itself raised: nothing to replay
         report.errors.append(InputError(shown, f"detector factory raised {describe_error(error)}"))
         return
-    replay = _Replay(shown, plan, tools, text, whole, recording.expect, recording.kind == "chunks")
+    replay = _Replay(shown, plan, tools, text, whole, recording.expect)
     for strategy in plan.strategies:
         outcome = Outcome(shown, recording.id, strategy.spec, incomplete=incomplete)
         report.outcomes.append(outcome)
@@ -198,7 +198,6 @@ class _Replay:
         text: str,
         whole: Trace,
         expect: Mapping[str, Any] | None,
-        text_only: bool,
     ) -> None:
         self.path = path
         self.plan = plan
@@ -206,7 +205,6 @@ class _Replay:
         self.text = text
         self.whole = whole
         self.expect = expect if "expected" in plan.checks else None
-        self.text_only = text_only
         self.trace_checks = tuple(c for c in plan.checks if c in TRACE_CHECKS)
 
     def new(self) -> Any:
@@ -296,7 +294,9 @@ class _Replay:
         splits = Chunking("splits", "min", tuple(chunks)).splits
         violation = self.violation_on(chunks, check) or violation
         shortest: Sequence[str] = chunks
-        if self.plan.minimize and self.text_only and check not in ("expected", "warm_cold"):
+        # The reproducer keeps the recorded text; the pytest snippet needs only the
+        # content, so it gets the shortest text that still fails the same check.
+        if self.plan.minimize and check not in ("expected", "warm_cold"):
             try:
                 shortest = minimize_text(chunks, self.fails_shorter(check), budget=MINIMIZE_BUDGET)
             except ValueError:  # fails only on the whole text (e.g. needs the recorded context)
@@ -338,12 +338,15 @@ class _Replay:
         name = "test_" + "".join(c if c.isalnum() else "_" for c in f"{check}_regression")
         detector = f", detector={self.plan.detector_spec!r}" if self.plan.detector_spec else ""
         tools = "" if self.tools is None else f", tools={list(self.tools)!r}"
+        expect = ""
+        if check == "expected" and self.expect is not None:
+            expect = f", expectation={dict(self.expect)!r}"
         return (
             "from tcr.replay import check_chunks\n\n\n"
             f"def {name}() -> None:\n"
             f"    # shrunk by tcr replay from {self.path}\n"
             f"    chunks = {list(chunks)!r}\n"
-            f"    verdict = check_chunks(chunks{detector}{tools}, checks=[{check!r}])\n"
+            f"    verdict = check_chunks(chunks{detector}{tools}, checks=[{check!r}]{expect})\n"
             "    assert verdict.ok, verdict.violations\n"
         )
 

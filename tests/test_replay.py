@@ -253,3 +253,28 @@ def test_check_chunks_is_the_regression_helper() -> None:
         ["a <tool", "_call>{}</tool_call>"], detector="tcr.detector.broken:per_chunk_markers"
     )
     assert "no_leak" in {v.check for v in verdict.violations}
+
+
+def test_every_printed_snippet_fails_as_a_pinned_regression_test() -> None:
+    from tcr.corpora import ROOT
+
+    path = ROOT / "regressions" / "preamble_before_call.msgpack"
+    report = run([path], detector="tcr.detector.broken:preamble_settles", runs=5)
+    snippets = {f.violation.check: f.snippet for _, f in report.failures}
+    assert {"no_leak", "expected"} <= set(snippets)
+    for check, snippet in snippets.items():
+        namespace: dict[str, object] = {}
+        exec(compile(snippet, f"<{check}>", "exec"), namespace)
+        test = next(v for k, v in namespace.items() if k.startswith("test_"))
+        with pytest.raises(AssertionError):
+            test()  # type: ignore[operator]
+
+
+def test_no_path_replays_every_bundled_recording() -> None:
+    from tcr.corpora import bundled
+
+    code, out = invoke("--rechunk", "original", "--rechunk", "whole", "--rechunk", "boundary")
+    assert code == EXIT_OK, out
+    count = len(bundled())
+    assert count >= 40
+    assert f"{count} recordings" in out
