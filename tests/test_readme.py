@@ -27,3 +27,23 @@ def test_readme_names_the_test_command_that_ci_runs() -> None:
     command = "python -m pip install -e '.[test]' && python -m pytest"
     assert command in README.read_text()
     assert command in ci
+
+
+def test_worked_example_output_is_what_tcr_prints() -> None:
+    from tcr.corpora import ROOT
+    from tcr.replay import run
+
+    path = ROOT / "regressions" / "split_marker_llama_server.msgpack"
+    report = run([path], detector="tcr.detector.broken:per_chunk_markers")
+    failure = next(
+        f for o, f in report.failures if o.strategy == "original" and f.violation.check == "no_leak"
+    )
+    readme = README.read_text()
+    reproducer = failure.reproducer.replace(str(path), "corpora/regressions/" + path.name)
+    assert reproducer.split(" --rechunk ")[1] in readme
+    assert f"chunks = {list(failure.chunks)!r}" in readme
+    assert f"shrunk from {failure.original_splits} to {len(failure.splits)} split points" in readme
+
+
+def test_readme_names_the_main_job_command() -> None:
+    assert "python -m pip install . && tcr replay" in README.read_text()
