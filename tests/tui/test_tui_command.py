@@ -1,0 +1,75 @@
+"""``tcr tui``: options parsed, bad input refused with one line and exit code 2."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from tui_helpers import DROPS_PENDING, SPLIT_MARKER
+
+from tcr.commands.tui import tui
+from tcr.tui import DebuggerApp
+
+
+@pytest.fixture
+def started(monkeypatch: pytest.MonkeyPatch) -> list[DebuggerApp]:
+    """The apps the command would have run (not run: there is no terminal here)."""
+    apps: list[DebuggerApp] = []
+    monkeypatch.setattr(DebuggerApp, "run", lambda self, **_: apps.append(self))
+    return apps
+
+
+def test_help_ends_with_examples() -> None:
+    result = CliRunner().invoke(tui, ["--help"])
+    assert result.exit_code == 0
+    assert "--rechunk STRATEGY" in result.output and "--at-first-violation" in result.output
+    tail = result.output.rstrip().splitlines()
+    assert "Examples:" in result.output
+    assert tail[-1].strip().startswith("tcr tui ")
+
+
+def test_the_options_reach_the_app(started: list[DebuggerApp]) -> None:
+    args = [str(SPLIT_MARKER), "--rechunk", "splits:1", "--rechunk", "random:3", "--seed", "7"]
+    args += ["--detector", DROPS_PENDING, "--tools", "get_weather", "--at-first-violation"]
+    result = CliRunner().invoke(tui, args)
+    assert result.exit_code == 0, result.output
+    (app,) = started
+    session = app.session
+    assert session.strategies == ("splits:1", "random:3")
+    assert session.seed == 7
+    assert session.detector_spec == DROPS_PENDING
+    assert session.source.tools == ("get_weather",)
+    assert app._jump_to_violation
+
+
+def test_the_default_strategies_are_original_then_char(started: list[DebuggerApp]) -> None:
+    assert CliRunner().invoke(tui, [str(SPLIT_MARKER)]).exit_code == 0
+    assert started[0].session.strategies == ("original", "char")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["missing.msgpack"], "missing.msgpack"),
+        ([str(SPLIT_MARKER), "--rechunk", "exhaustive"], "makes many chunkings"),
+        ([str(SPLIT_MARKER), "--rechunk", "bytes:3"], "transport bytes"),
+        ([str(SPLIT_MARKER), "--rechunk", "splits:999"], "not inside"),
+        ([str(SPLIT_MARKER), "--detector", "no.such.module:f"], "cannot import"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_code_2(
+    started: list[DebuggerApp], args: list[str], message: str
+) -> None:
+    result = CliRunner().invoke(tui, args)
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("tcr tui: ") and message in lines[0]
+    assert not started
+
+
+def test_a_corrupt_recording_is_bad_input(tmp_path: Path, started: list[DebuggerApp]) -> None:
+    path = tmp_path / "junk.msgpack"
+    path.write_bytes(b"\xc1 not msgpack")
+    result = CliRunner().invoke(tui, [str(path)])
+    assert result.exit_code == 2 and "junk.msgpack" in result.output
