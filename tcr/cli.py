@@ -20,11 +20,17 @@ def main() -> None:
 
 
 def _register() -> None:
+    from tcr.commands.importer import import_command
+    from tcr.commands.record import record
     from tcr.commands.replay import replay
     from tcr.commands.show import show
+    from tcr.commands.tui import tui
 
+    main.add_command(record)
+    main.add_command(import_command)
     main.add_command(replay)
     main.add_command(show)
+    main.add_command(tui)
 
 
 _register()

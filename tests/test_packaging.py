@@ -12,14 +12,21 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SUBPACKAGES = ["tcr.recorder", "tcr.replay", "tcr.fuzz", "tcr.tui", "tcr.corpora"]
+SUBPACKAGES = [
+    "tcr.recorder",
+    "tcr.replay",
+    "tcr.fuzz",
+    "tcr.tui",
+    "tcr.tui.widgets",
+    "tcr.corpora",
+]
 
 
 def _venv(tmp_path: Path) -> Path:
     env_dir = tmp_path / "venv"
-    # System site packages let pip find the dependencies already installed
-    # (this machine reaches only package registries); tcr itself is installed fresh.
-    venv.EnvBuilder(with_pip=True, system_site_packages=True).create(env_dir)
+    # No system site packages: an editable tcr installed there would hide a
+    # package or data file missing from this install. pip's cache makes it quick.
+    venv.EnvBuilder(with_pip=True).create(env_dir)
     return env_dir / "bin"
 
 
@@ -32,8 +39,10 @@ def _run(cmd: list[str], cwd: Path) -> str:
 
 def _check_installed(bin_dir: Path, elsewhere: Path) -> None:
     code = (
-        "import tcr, importlib;"
+        "import tcr, importlib, importlib.resources as res, tcr.corpora;"
         f"[importlib.import_module(m) for m in {SUBPACKAGES!r}];"
+        "assert res.files('tcr.tui').joinpath('tcr.tcss').is_file(), 'no stylesheet';"
+        "assert len(tcr.corpora.bundled()) > 40, 'no bundled corpora';"
         "print(tcr.__file__)"
     )
     where = _run([str(bin_dir / "python"), "-c", code], elsewhere)
@@ -86,3 +95,17 @@ def test_version_matches_the_project_metadata() -> None:
 
     assert tcr.__version__ != "0.0.0+unknown"
     assert sys.version_info >= (3, 11)
+
+
+def test_every_package_folder_is_listed_in_pyproject() -> None:
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    listed = set(config["packages"])
+    roots = {folder: name for name, folder in config["package-dir"].items()}
+    found = set()
+    for init in ROOT.rglob("__init__.py"):
+        rel = init.parent.relative_to(ROOT)
+        if rel.parts and rel.parts[0] in roots:
+            found.add(".".join([roots[rel.parts[0]], *rel.parts[1:]]))
+    assert found == listed
