@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
@@ -21,6 +22,9 @@ from tcr.errors import TcrError
 from tcr.oracle import CHECKS
 from tcr.rechunk import STRATEGY_FORMS
 
+if TYPE_CHECKING:
+    from tcr.replay import Report
+
 EPILOG = (
     """\b
 Strategies: """
@@ -37,6 +41,7 @@ Examples:
   tcr replay rec.msgpack --rechunk exhaustive --rechunk boundary
   tcr replay rec.msgpack --detector mypkg.parser:make_detector --tools get_weather
   tcr replay rec.msgpack --rechunk splits:12,15 --check no_leak
+  tcr replay rec.msgpack --detector mypkg.parser:make_detector --debug
   tcr replay corpora/recorded --layer transport --rechunk bytes-random
   tcr replay corpora/ --json > report.json; tcr replay corpora/ --junit replay.xml
 """
@@ -74,6 +79,9 @@ Examples:
 @click.option("--junit", type=click.Path(path_type=Path), help="Write JUnit XML here.")
 @click.option("-x", "--exitfirst", is_flag=True, help="Stop at the first failure.")
 @click.option("--no-minimize", is_flag=True, help="Report failing chunkings without shrinking.")
+@click.option(
+    "--debug", is_flag=True, help="Open the step debugger (tcr tui) at the first failure."
+)
 def replay(
     paths: tuple[Path, ...],
     strategies: tuple[str, ...],
@@ -87,6 +95,7 @@ def replay(
     junit: Path | None,
     exitfirst: bool,
     no_minimize: bool,
+    debug: bool,
 ) -> None:
     """Replay recordings (files or directories; none: the bundled corpora) through a
     detector under every rechunking, check every oracle, and shrink each failure to a
@@ -118,7 +127,22 @@ def replay(
         click.echo(to_json(report))
     else:
         render(report, Console(soft_wrap=False))
+    if debug and report.failures:
+        _debug(report, detector, parse_tools(tools))
     sys.exit(report.exit_code)
+
+
+def _debug(report: Report, detector: str | None, tools: list[str] | None) -> None:
+    """Step through the first failure's shrunk chunking of the recorded text."""
+    from tcr.rechunk import splits_spec
+    from tcr.tui import open_at_failure
+
+    outcome, failure = report.failures[0]
+    spec = splits_spec(failure.splits) if failure.splits else "whole"
+    try:
+        open_at_failure(outcome.path, detector=detector, tools=tools, chunks_or_strategy=spec)
+    except TcrError as error:
+        fail("replay", error)
 
 
 class _progress:

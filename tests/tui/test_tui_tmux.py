@@ -136,3 +136,28 @@ def test_the_debugger_keeps_its_layout_in_an_80x24_terminal(terminal: Terminal) 
     while terminal.alive() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not terminal.alive(), "q did not quit"
+
+
+def test_replay_debug_opens_the_debugger_at_the_first_failure(tmp_path: Path) -> None:
+    tcr = shutil.which("tcr")
+    assert tcr is not None, "the tcr command is installed with the package"
+    config = tmp_path / "tmux.conf"
+    config.write_text("set-option -g status off\n")
+    term = Terminal(f"tcr-replay-debug-{os.getpid()}", config)
+    command = shlex.join(
+        [tcr, "replay", str(END_IN_PREFIX), "--detector", DROPS_PENDING, "--rechunk", "original",
+         "--check", "conservation", "--debug"]
+    )  # fmt: skip
+    term.tmux("new-session", "-d", "-x", str(WIDTH), "-y", str(HEIGHT), "-s", "tui", command)
+    try:
+        screen = term.wait_for(lambda s: "step fin/" in s[0], "the debugger at the failing step")
+        # drops_pending_at_finish fails unsplit too: the shrunk chunking is "whole".
+        assert screen[0].startswith(" end_inside_marker_prefix.msgpack · whole 1/3 · step fin/")
+        assert any("conservation: lost 7" in line for line in screen)
+        term.tmux("send-keys", "-t", "tui", "q")
+        deadline = time.monotonic() + 15
+        while term.alive() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not term.alive(), "q did not quit"
+    finally:
+        term.tmux("kill-server", check=False)
