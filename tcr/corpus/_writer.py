@@ -7,7 +7,7 @@ file that reads as incomplete. Nothing is written that the reader would refuse.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -156,6 +156,29 @@ class RecordingWriter:
         self._write(_pack(self.path, obj, f"frame {self.frame_count}", verify=verify))
         self.frame_count += 1
         self.byte_count += blob_len(frame.data)
+
+    def frames(self, t_ns: int, reads: Sequence[bytes]) -> None:
+        """Append several body reads that arrived together (sse/ndjson), with one
+        write and one flush.
+
+        Everything received before the recorder waits again is in the file, as
+        with ``frame()``, for one system call instead of one per read: what lets
+        a recording proxy keep pace with a fast upstream. The bytes written are
+        exactly those of one ``frame()`` per read.
+        """
+        if (
+            self.closed
+            or self.kind == "chunks"
+            or t_ns < 0
+            or any(not isinstance(d, bytes) or len(d) > MAX_BLOB // 4 for d in reads)
+        ):
+            for data in reads:  # the general path, with every check
+                self.frame(t_ns, data)
+            return
+        pack = msgpack.packb
+        self._write(b"".join([pack([t_ns, data], use_bin_type=True) for data in reads]))
+        self.frame_count += len(reads)
+        self.byte_count += sum(map(len, reads))
 
     def expect(self, expectation: Mapping[str, Any]) -> None:
         """Attach a blessed result: held and written after the trailer at close, or,

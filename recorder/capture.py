@@ -1,0 +1,215 @@
+"""One response being recorded, shared by the client and the proxy.
+
+A :class:`Capture` opens its file at the first read (the recording kind is
+decided from the ``Content-Type`` and that read), appends one frame per read
+through :class:`~tcr.corpus.RecordingWriter` (flushed before the recorder waits
+for more, so a killed recorder keeps every frame it took), and closes with the
+reason it is incomplete, if it is: the response was an error or not a stream,
+or the upstream dropped, stalled or was interrupted. Its result is a
+:class:`Recorded`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final
+from uuid import uuid4
+
+from tcr.corpus import RecordingWriter, new_header
+from tcr.recorder.framing import detect_kind, is_stream_type, media_type, sniff
+from tcr.recorder.redact import redact_body, redact_headers, redact_url
+from tcr.recorder.request import tool_names
+from tcr.stream.payloads import error_text
+
+__all__ = [
+    "Capture",
+    "Recorded",
+    "disconnected",
+    "interrupted",
+    "new_recording_path",
+    "one_line",
+    "timed_out",
+]
+
+_ERROR_BODY_LIMIT: Final = 4096
+_MESSAGE_LIMIT: Final = 200
+
+
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """What one recorded response came to.
+
+    ``complete`` is the trailer's verdict: false for an error status, a body
+    that is not a stream, and a stream cut short; ``error`` then says which,
+    in one line. Times are nanoseconds since the request started;
+    ``ttfb_ns`` is ``None`` when no body byte arrived.
+    """
+
+    path: Path
+    endpoint: str
+    status: int
+    reason: str
+    kind: str
+    content_type: str | None
+    frame_count: int
+    byte_count: int
+    ttfb_ns: int | None
+    duration_ns: int
+    complete: bool
+    error: str | None
+
+
+def new_recording_path(out: str | Path, ident: str | None = None) -> Path:
+    """``out`` itself, or when it is a directory (existing, or written with a
+    trailing slash) a new time-stamped file name inside it."""
+    path = Path(out)
+    if path.is_dir() or str(out).endswith(("/", "\\")):
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+        return path / f"{stamp}-{(ident or uuid4().hex)[:12]}.msgpack"
+    return path
+
+
+def interrupted(exc: BaseException) -> str:
+    """The trailer error of a recording stopped by Ctrl-C, a cancel or a kill signal."""
+    if isinstance(exc, KeyboardInterrupt):
+        return "interrupted: Ctrl-C (KeyboardInterrupt)"
+    if isinstance(exc, asyncio.CancelledError) and exc.args and exc.args[0]:
+        return f"interrupted: {exc.args[0]}"
+    return "interrupted: cancelled"
+
+
+def disconnected(exc: BaseException) -> str:
+    """The trailer error of a stream the upstream broke off."""
+    cause = getattr(exc.__cause__, "message", None)  # aiohttp's parser error behind it
+    if isinstance(cause, str) and cause:
+        return f"upstream disconnected: the body was cut short ({cause.rstrip('.')})"
+    return f"upstream disconnected: {one_line(exc)}"
+
+
+def timed_out(seconds: float) -> str:
+    return f"timed out after {seconds:g}s without data"
+
+
+def one_line(exc: BaseException) -> str:
+    """``Type: message`` on one line (aiohttp nests the cause's repr in its messages)."""
+    message = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+
+
+def _excerpt(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= _MESSAGE_LIMIT else text[:_MESSAGE_LIMIT] + "…"
+
+
+class Capture:
+    """Records one response: :meth:`feed` its reads as they arrive, then :meth:`close` once."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        start_ns: int,
+        endpoint: str,
+        request: Mapping[str, Any],
+        status: int,
+        reason: str,
+        headers: Iterable[tuple[str, str]],
+        api: str | None = None,
+        labels: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.start_ns = start_ns
+        self.status = status
+        self.reason = reason
+        self.api = api
+        self.endpoint = redact_url(endpoint)
+        self.id = uuid4().hex
+        self.path = new_recording_path(path, self.id)
+        pairs = list(headers)
+        self.content_type = next((v for k, v in pairs if k.lower() == "content-type"), None)
+        self._fields: dict[str, Any] = {
+            "source": {"endpoint": self.endpoint, "backend": api, "model": request.get("model")},
+            "request": redact_body(request),
+            "response": {"status": status, "headers": redact_headers(pairs)},
+            "tools": tool_names(request),
+            "labels": {"origin": "recorded", **(labels or {})},
+        }
+        self._writer: RecordingWriter | None = None
+        self.kind: str | None = None
+        self.first_ns: int | None = None
+        self._kept: list[bytes] = []
+        self._kept_size = 0
+        self._keep = not (200 <= status < 300 and is_stream_type(self.content_type))
+
+    def feed(self, reads: Sequence[bytes], arrived_ns: int | None = None) -> None:
+        """Append reads that had arrived by ``arrived_ns`` (``time.monotonic_ns()``,
+        default now): one frame each, written and flushed together."""
+        if not reads:
+            return
+        t_ns = (time.monotonic_ns() if arrived_ns is None else arrived_ns) - self.start_ns
+        writer = self._writer
+        if writer is None:
+            writer = self._open(reads[0])
+            self.first_ns = t_ns
+        writer.frames(t_ns, reads)
+        if self._keep and self._kept_size < _ERROR_BODY_LIMIT:
+            self._kept += reads
+            self._kept_size += sum(map(len, reads))
+
+    def _open(self, first: bytes) -> RecordingWriter:
+        self.kind = detect_kind(self.content_type, first, self.api)
+        header = new_header(self.kind, id=self.id, **self._fields)
+        self._writer = RecordingWriter(self.path, header)
+        return self._writer
+
+    def problem(self) -> str | None:
+        """Why a response that arrived whole is still not a good recording, or ``None``."""
+        body = b"".join(self._kept)[:_ERROR_BODY_LIMIT].decode("utf-8", "replace")
+        if not 200 <= self.status < 300:
+            return f"HTTP {self.status} {self.reason}: {_error_message(body)}".rstrip(": ")
+        if is_stream_type(self.content_type):
+            return None
+        media = media_type(self.content_type)
+        if media is None and sniff(body.encode()) is not None:
+            return None
+        return (
+            f"not a stream: the server answered {media or 'without a Content-Type'}"
+            + (f" ({_excerpt(body)})" if body.strip() else "")
+            + ' — did the request ask for "stream": true?'
+        )
+
+    def close(self, error: str | None = None, *, judge: bool = True) -> Recorded:
+        """Write the trailer: incomplete with ``error``, or (with ``judge``) with
+        :meth:`problem`; complete when neither says anything."""
+        end_ns = time.monotonic_ns() - self.start_ns
+        writer = self._writer or self._open(b"")
+        if error is None and judge:
+            error = self.problem()
+        writer.close(complete=error is None, error=error)
+        assert self.kind is not None
+        return Recorded(
+            path=self.path,
+            endpoint=self.endpoint,
+            status=self.status,
+            reason=self.reason,
+            kind=self.kind,
+            content_type=self.content_type,
+            frame_count=writer.frame_count,
+            byte_count=writer.byte_count,
+            ttfb_ns=self.first_ns,
+            duration_ns=end_ns,
+            complete=error is None,
+            error=error,
+        )
+
+
+def _error_message(body: str) -> str:
+    try:
+        return _excerpt(error_text(json.loads(body)))
+    except (ValueError, RecursionError):
+        return _excerpt(body)

@@ -1,0 +1,156 @@
+"""The streaming request to send: which API an endpoint speaks, and its JSON body.
+
+Three APIs, told apart by the URL path (``--api`` overrides):
+
+``openai``
+    ``…/v1/chat/completions`` (OpenAI, llama-server, vLLM, Ollama's ``/v1``):
+    ``messages``, optional ``tools``, ``"stream": true``.
+``llamacpp``
+    llama.cpp's native ``…/completion``: a raw ``prompt`` (no roles, no tools).
+``ollama``
+    Ollama's native ``…/api/chat``: ``model`` (required), ``messages``, ``tools``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any, Final
+
+from yarl import URL
+
+from tcr.recorder.errors import RecordError
+
+__all__ = [
+    "APIS",
+    "build_request",
+    "detect_api",
+    "load_json_file",
+    "load_tools",
+    "parse_param",
+    "tool_names",
+    "with_params",
+]
+
+APIS: Final = ("openai", "llamacpp", "ollama")
+
+_PATHS: Final = (
+    ("/chat/completions", "openai"),
+    ("/api/chat", "ollama"),
+    ("/completion", "llamacpp"),
+)
+
+
+def detect_api(endpoint: str | URL) -> str | None:
+    """The API an endpoint's path names, or ``None`` when the path does not say."""
+    path = (endpoint if isinstance(endpoint, URL) else URL(endpoint)).path.rstrip("/")
+    return next((api for suffix, api in _PATHS if path.endswith(suffix)), None)
+
+
+def parse_param(text: str) -> tuple[str, Any]:
+    """``key=value`` with the value read as JSON when it is JSON (``0.2``, ``true``,
+    ``["\\n"]``), else as a string. Dots in the key nest (``options.temperature``)."""
+    key, sep, raw = text.partition("=")
+    key = key.strip()
+    if not sep or not key or any(not part for part in key.split(".")):
+        raise RecordError(f"--param {text!r}: expected KEY=VALUE (e.g. temperature=0.2)")
+    try:
+        value: Any = json.loads(raw)
+    except ValueError:
+        value = raw
+    return key, value
+
+
+def with_params(body: Mapping[str, Any], params: Iterable[tuple[str, Any]]) -> dict[str, Any]:
+    """A copy of ``body`` with each ``(dotted.key, value)`` set, nested maps made as needed."""
+    result: dict[str, Any] = json.loads(json.dumps(body))
+    for key, value in params:
+        *parents, leaf = key.split(".")
+        target = result
+        for part in parents:
+            child = target.setdefault(part, {})
+            if not isinstance(child, dict):
+                raise RecordError(f"--param {key}: {part!r} is already set to a non-object")
+            target = child
+        target[leaf] = value
+    return result
+
+
+def load_json_file(path: str | Path, what: str) -> Any:
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise RecordError(f"{what} {path}: cannot read: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise RecordError(f"{what} {path}: not JSON: {exc}") from None
+
+
+def load_tools(path: str | Path) -> list[dict[str, Any]]:
+    """Tool declarations from a JSON file: a list of OpenAI tools
+    (``{"type": "function", "function": {...}}``), bare function specs
+    (``{"name", "parameters"}``, wrapped), or either under a ``"tools"`` key."""
+    data = load_json_file(path, "--tools")
+    if isinstance(data, dict) and "tools" in data:
+        data = data["tools"]
+    if not isinstance(data, list):
+        raise RecordError(f"--tools {path}: expected a JSON list of tool declarations")
+    tools: list[dict[str, Any]] = []
+    for index, tool in enumerate(data):
+        if isinstance(tool, dict) and isinstance(tool.get("function"), dict):
+            tools.append(tool)
+        elif isinstance(tool, dict) and isinstance(tool.get("name"), str):
+            tools.append({"type": "function", "function": tool})
+        else:
+            raise RecordError(
+                f"--tools {path}: tool {index} has neither a 'function' object nor a 'name'"
+            )
+    return tools
+
+
+def tool_names(body: Mapping[str, Any]) -> list[str] | None:
+    """The names of the tools a request declares, or ``None`` if it declares none."""
+    tools = body.get("tools")
+    if not isinstance(tools, list):
+        return None
+    names = []
+    for tool in tools:
+        function = tool.get("function") if isinstance(tool, dict) else None
+        name = (function or tool).get("name") if isinstance(tool, dict) else None
+        if isinstance(name, str):
+            names.append(name)
+    return names
+
+
+def build_request(
+    api: str,
+    *,
+    prompt: str,
+    system: str | None = None,
+    tools: list[dict[str, Any]] | None = None,
+    model: str | None = None,
+    params: Iterable[tuple[str, Any]] = (),
+) -> dict[str, Any]:
+    """The JSON body of a streaming request to ``api``; ``params`` are set last."""
+    if api not in APIS:
+        raise RecordError(f"unknown API {api!r}: expected one of {', '.join(APIS)}")
+    body: dict[str, Any]
+    if api == "llamacpp":
+        for given, option in ((system, "--system"), (tools, "--tools")):
+            if given is not None:
+                raise RecordError(
+                    f"{option} needs a chat API: llama.cpp's /completion takes a raw prompt "
+                    "(use /v1/chat/completions)"
+                )
+        body = {"prompt": prompt, "stream": True}
+    else:
+        if api == "ollama" and model is None:
+            raise RecordError("Ollama's /api/chat needs --model")
+        messages = [{"role": "system", "content": system}] if system is not None else []
+        messages.append({"role": "user", "content": prompt})
+        body = {"messages": messages, "stream": True}
+        if tools is not None:
+            body["tools"] = tools
+    if model is not None:
+        body = {"model": model, **body}
+    return with_params(body, params)

@@ -1,0 +1,129 @@
+"""Crash safety in real processes: a recorder killed with SIGKILL leaves a readable
+partial recording; Ctrl-C and SIGTERM close it as interrupted, with the reason."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from record_upstreams import Upstream, llm_app, openai_events
+
+from tcr.corpus import read_recording
+from tcr.errors import CorpusError
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+
+SLOW = "/v1/chat/completions?n=400&delay=0.02"  # 8 s if never interrupted
+RECORD_CLI = "from tcr.commands.record import record; record()"
+
+
+@pytest.fixture(scope="module")
+def upstream() -> Iterator[Upstream]:
+    with Upstream(llm_app()) as server:
+        yield server
+
+
+def wait_for_frames(path: Path, count: int, process: subprocess.Popen[bytes]) -> int:
+    """Poll the file a recorder is writing until it holds ``count`` frames."""
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        assert process.poll() is None, process.communicate()
+        if path.exists():
+            try:
+                frames = len(read_recording(path).frames)
+            except CorpusError:  # the header itself is still being written
+                frames = 0
+            if frames >= count:
+                return frames
+        time.sleep(0.02)
+    raise AssertionError(f"{path} never reached {count} frames")
+
+
+def test_sigkill_mid_stream_leaves_a_readable_partial_recording(
+    upstream: Upstream, tmp_path: Path
+) -> None:
+    out = tmp_path / "killed.msgpack"
+    script = (
+        "import sys; from tcr.recorder import record_sync; "
+        "record_sync(sys.argv[1], {'messages': []}, sys.argv[2])"
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-c", script, upstream.url + SLOW, str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    seen = wait_for_frames(out, 5, process)
+    process.kill()
+    process.wait(timeout=10)
+    recording = read_recording(out)
+    assert recording.end is None and not recording.complete
+    assert recording.incomplete_reason == "interrupted: no trailer"
+    assert len(recording.frames) >= seen
+    received = b"".join(frame.data for frame in recording.frames)  # type: ignore[misc]
+    assert b"".join(openai_events(400)).startswith(received)
+
+
+@pytest.mark.parametrize(
+    ("sig", "reason"), [(signal.SIGINT, "Ctrl-C (SIGINT)"), (signal.SIGTERM, "SIGTERM")]
+)
+def test_a_signal_closes_the_recording_as_interrupted_and_exits_2(
+    upstream: Upstream, tmp_path: Path, sig: signal.Signals, reason: str
+) -> None:
+    out = tmp_path / "r.msgpack"
+    process = subprocess.Popen(
+        [sys.executable, "-c", RECORD_CLI, "--endpoint", upstream.url + SLOW,
+         "--prompt", "hi", "--out", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )  # fmt: skip
+    seen = wait_for_frames(out, 5, process)
+    process.send_signal(sig)
+    _, stderr = process.communicate(timeout=20)
+    assert process.returncode == 2
+    assert stderr.decode().strip() == (
+        f"tcr record: {upstream.url + SLOW}: interrupted by {reason}; "
+        f"what arrived is kept in {out} (incomplete)"
+    )
+    recording = read_recording(out)
+    assert recording.incomplete_reason == f"interrupted: {reason}"
+    assert len(recording.frames) >= seen
+
+
+def test_proxy_command_records_until_ctrl_c_and_exits_0(upstream: Upstream, tmp_path: Path) -> None:
+    import asyncio
+
+    import aiohttp
+
+    process = subprocess.Popen(
+        [sys.executable, "-c", RECORD_CLI, "--proxy", "127.0.0.1:0", "--upstream", upstream.url,
+         "--out", str(tmp_path), "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "COLUMNS": "300"},
+    )  # fmt: skip
+    assert process.stderr is not None
+    banner = process.stderr.readline().decode()
+    assert banner.startswith("tcr record: proxying http://127.0.0.1:"), banner
+    url = banner.split()[3]
+
+    async def client() -> bytes:
+        async with (
+            aiohttp.ClientSession() as session,
+            session.post(f"{url}/v1/chat/completions?n=3", json={}) as response,
+        ):
+            return await response.read()
+
+    assert asyncio.run(client()) == b"".join(openai_events(3))
+    process.send_signal(signal.SIGINT)
+    stdout, _ = process.communicate(timeout=20)
+    assert process.returncode == 0
+    [summary] = json.loads(stdout)
+    assert summary["complete"] and summary["frames"] == 5
+    assert read_recording(summary["path"]).complete
