@@ -33,13 +33,16 @@ def test_worked_example_output_is_what_tcr_prints() -> None:
     from tcr.corpora import ROOT
     from tcr.replay import run
 
-    path = ROOT / "regressions" / "split_marker_llama_server.msgpack"
-    report = run([path], detector="tcr.detector.broken:per_chunk_markers")
-    failure = next(
-        f for o, f in report.failures if o.strategy == "original" and f.violation.check == "no_leak"
+    path = ROOT / "recorded" / "tool_call_tag_json.msgpack"
+    report = run(
+        [path],
+        strategies=["original"],
+        checks=["no_leak"],
+        detector="tcr.detector.broken:per_chunk_markers",
     )
+    (_, failure), *_ = report.failures
     readme = README.read_text()
-    reproducer = failure.reproducer.replace(str(path), "corpora/regressions/" + path.name)
+    reproducer = failure.reproducer.replace(str(path), "corpora/recorded/" + path.name)
     assert reproducer.split(" --rechunk ")[1] in readme
     assert f"chunks = {list(failure.chunks)!r}" in readme
     assert f"shrunk from {failure.original_splits} to {len(failure.splits)} split points" in readme
