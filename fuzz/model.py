@@ -1,0 +1,96 @@
+"""What a fuzz run checks (``Case``), what it found (``Finding``) and its ``FuzzReport``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tcr.oracle import Violation
+from tcr.rechunk import Chunking, splits_spec
+
+from .truth import Truth
+
+__all__ = ["EXIT_ERROR", "EXIT_OK", "EXIT_VIOLATION", "Case", "Finding", "FuzzReport"]
+
+EXIT_OK, EXIT_VIOLATION, EXIT_ERROR = 0, 1, 2
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    """One chunked message for a detector, with its ground truth when it is known.
+
+    ``truth`` is ``None`` after a mutation that breaks a block: then only the
+    oracles that need no truth judge it (conservation, invariance, no leak,
+    holdback, warm equals cold, crash).
+    """
+
+    chunks: tuple[str, ...]
+    tools: tuple[str, ...] | None
+    truth: Truth | None
+    origin: str  # "generated: prose, tools_tag/array" or "mutated PATH: …"
+
+    @property
+    def text(self) -> str:
+        return "".join(self.chunks)
+
+    @property
+    def splits(self) -> tuple[int, ...]:
+        return Chunking("splits", "case", self.chunks).splits
+
+    @property
+    def rechunk(self) -> str:
+        """The ``--rechunk`` spec of this chunking: ``splits:…`` or ``whole``."""
+        return splits_spec(self.splits) if len(self.chunks) > 1 else "whole"
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """The first failure of a run, shrunk, saved, and the commands that reproduce it."""
+
+    violation: Violation  # the first violation of the shrunk case
+    violations: tuple[Violation, ...]  # all of them
+    case: Case  # shrunk
+    found_after: int  # examples run when it was found (this one included)
+    seconds_to_find: float
+    shrink_seconds: float
+    original_length: int  # characters of the case as first found
+    original_splits: int
+    saved: Path | None = None
+    replay_command: str = ""
+    tui_command: str = ""
+
+    @property
+    def check(self) -> str:
+        return self.violation.check
+
+
+@dataclass(slots=True)
+class FuzzReport:
+    detector: str  # package.module:factory
+    seed: int
+    budget_s: float | None
+    max_examples: int | None
+    formats: tuple[str, ...]
+    generated: int = 0  # examples run from generated messages
+    mutated: int = 0  # examples run from mutated recordings
+    seconds: float = 0.0  # the whole run, shrinking included
+    search_seconds: float = 0.0  # until the first failure, or the end of the search
+    recordings: int = 0  # recordings mutated
+    skipped: list[str] = field(default_factory=list)  # recordings not mutated, and why
+    finding: Finding | None = None
+    stopped: str = ""  # "budget", "max_examples" or "failure"
+
+    @property
+    def examples(self) -> int:
+        return self.generated + self.mutated
+
+    @property
+    def examples_per_second(self) -> float:
+        return self.examples / self.search_seconds if self.search_seconds > 0 else 0.0
+
+    @property
+    def exit_code(self) -> int:
+        """0 no violation, 1 a violation, 2 the detector crashed (an unusable input, as replay)."""
+        if self.finding is None:
+            return EXIT_OK
+        return EXIT_ERROR if self.finding.check == "crash" else EXIT_VIOLATION

@@ -1,0 +1,132 @@
+"""A ``FuzzReport`` for people (rich text) and for CI (JUnit XML)."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+
+from .model import Finding, FuzzReport
+from .truth import Truth
+
+__all__ = ["describe_truth", "render", "write_junit"]
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def describe_truth(truth: Truth | None) -> str:
+    """One line: what a correct detector makes of the case."""
+    if truth is None:
+        return "unknown (a mutation broke a block: only the oracles that need none ran)"
+    calls = ", ".join(
+        f"{c.name}({json.dumps(dict(c.arguments), ensure_ascii=False)})" for c in truth.calls
+    )
+    return f"text {truth.text!r}, calls [{calls}], reasoning {truth.reasoning!r}"
+
+
+def render(report: FuzzReport, console: Console) -> None:
+    """The summary line, and the shrunk failure with the commands that reproduce it."""
+    limits = []
+    if report.budget_s is not None:
+        limits.append(f"budget {report.budget_s:g} s")
+    if report.max_examples is not None:
+        limits.append(f"at most {_plural(report.max_examples, 'example')}")
+    console.print(
+        f"[bold]tcr fuzz[/] {escape(report.detector)}, seed {report.seed}, {', '.join(limits)}; "
+        f"mutating {_plural(report.recordings, 'recording')}",
+        highlight=False,
+    )
+    for line in report.skipped:
+        console.print(f"  [dim]not mutated: {escape(line)}[/]", highlight=False)
+    rate = f"{report.examples_per_second:,.0f} examples/s"
+    console.print(
+        f"{_plural(report.examples, 'example')} ({report.generated:,} generated, "
+        f"{report.mutated:,} mutated) in {report.search_seconds:.1f} s, {rate}",
+        highlight=False,
+    )
+    if report.finding is None:
+        console.print("[green]no violation[/]")
+        return
+    _render_finding(report.finding, console)
+
+
+def _render_finding(finding: Finding, console: Console) -> None:
+    case, v = finding.case, finding.violation
+    console.print(
+        f"\n[bold red]{v.check}[/] violated after {_plural(finding.found_after, 'example')} "
+        f"({finding.seconds_to_find:.2f} s); shrunk in {finding.shrink_seconds:.2f} s from "
+        f"{finding.original_length} to {_plural(len(case.text), 'character')} and from "
+        f"{finding.original_splits} to {_plural(len(case.splits), 'split point')}",
+        highlight=False,
+    )
+    console.print(f"  {escape(v.message)}", highlight=False)
+    where = f"chunk {v.chunk}" + (f", offset {v.offset}" if v.offset is not None else "")
+    console.print(f"  at {where}: {escape(v.excerpt)}", highlight=False)
+    for other in finding.violations[1:]:
+        console.print(f"  also {escape(str(other))}", highlight=False)
+    console.print(f"  case: {escape(case.origin)}", highlight=False)
+    tools = "any name" if case.tools is None else ", ".join(case.tools) or "none"
+    console.print(f"  tools declared: {escape(tools)}", highlight=False)
+    console.print(f"  chunks: {escape(repr(list(case.chunks)))}", soft_wrap=True, highlight=False)
+    console.print(f"  ground truth: {escape(describe_truth(case.truth))}", soft_wrap=True)
+    if finding.saved is not None:
+        console.print(f"  saved as {escape(str(finding.saved))}; reproduce with:", highlight=False)
+        console.print(f"    {escape(finding.replay_command)}", soft_wrap=True, highlight=False)
+        console.print("  step through it:", highlight=False)
+        console.print(f"    {escape(finding.tui_command)}", soft_wrap=True, highlight=False)
+
+
+def write_junit(report: FuzzReport, path: str | Path) -> None:
+    """One test case for generated messages and one for mutated recordings."""
+    finding = report.finding
+    failed_in = None
+    if finding is not None:
+        failed_in = "mutated" if finding.case.origin.startswith("mutated") else "generated"
+    kinds = [("generated", report.generated)]
+    if report.recordings:
+        kinds.append(("mutated", report.mutated))
+    suite = ET.Element(
+        "testsuite",
+        name="tcr fuzz",
+        tests=str(len(kinds)),
+        failures=str(int(finding is not None and finding.check != "crash")),
+        errors=str(int(finding is not None and finding.check == "crash")),
+        skipped="0",
+        time=f"{report.seconds:.3f}",
+    )
+    for kind, examples in kinds:
+        case = ET.SubElement(
+            suite,
+            "testcase",
+            classname=f"tcr fuzz {report.detector} seed {report.seed}",
+            name=f"{kind} ({examples} examples)",
+            time=f"{report.search_seconds:.3f}",
+        )
+        if finding is not None and kind == failed_in:
+            tag = "error" if finding.check == "crash" else "failure"
+            element = ET.SubElement(
+                case,
+                tag,
+                message=f"{finding.check}: {finding.violation.message}",
+                type=finding.check,
+            )
+            element.text = "\n".join(
+                [
+                    str(finding.violation),
+                    f"case: {finding.case.origin}",
+                    f"chunks: {list(finding.case.chunks)!r}",
+                    f"ground truth: {describe_truth(finding.case.truth)}",
+                    f"saved: {finding.saved}",
+                    f"reproduce: {finding.replay_command}",
+                    f"step through: {finding.tui_command}",
+                ]
+            )
+    root = ET.Element("testsuites")
+    root.append(suite)
+    ET.indent(root)
+    ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)

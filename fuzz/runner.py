@@ -1,0 +1,320 @@
+"""``run()``: generated and mutated cases against every oracle, until a failure or the budget.
+
+The search runs as a sequence of Hypothesis runs ("batches") of at most
+``BATCH`` examples, each with its own seed derived from ``seed``: the same
+seed gives the same sequence of examples, and the budget only decides how far
+along it a run gets. A batch that goes over the budget is stopped from inside
+the test by a private ``BaseException``, which Hypothesis does not catch. The
+first failure stops the search; Hypothesis shrinks it (the budget does not cut
+shrinking short, ``SHRINK_SECONDS`` does), the split points are then cut to a
+1-minimal set by delta debugging, and the case is saved as a recording.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, replace
+from functools import partial
+from pathlib import Path
+
+from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+from hypothesis import seed as hypothesis_seed
+from hypothesis import strategies as st
+
+from tcr.detector.loader import REFERENCE, Factory, load_factory
+from tcr.errors import TcrError
+from tcr.minimize import minimize_splits
+from tcr.oracle import Violation
+
+from .check import CaseChecker, FactoryFailed
+from .dialects import FORMAT_NAMES
+from .model import Case, Finding, FuzzReport
+from .mutate import OPS_BYTES, Seed, decode_mutant, load_seeds
+from .save import commands, detector_spec, save_case
+from .source import Source
+from .strategies import (
+    CHUNK_BYTES,
+    DEFAULT_MAX_PARTS,
+    DEFAULT_MAX_SPLITS,
+    decode_chunking,
+    decode_message,
+    format_names,
+    message_bytes,
+    pick_from,
+    tools_from,
+)
+
+__all__ = ["BATCH", "DEFAULT_BUDGET_S", "DEFAULT_SAVE", "SHRINK_SECONDS", "run"]
+
+DEFAULT_SAVE = Path("corpora/found")
+DEFAULT_BUDGET_S = 60.0
+BATCH = 250  # examples per Hypothesis run
+MUTATION_EVERY = 4  # one batch in four mutates recordings (when there are any), the second
+SHRINK_SECONDS = 60.0
+Progress = Callable[[FuzzReport], None]
+
+
+class _OutOfTime(BaseException):
+    """The budget is spent: raised inside the test, so Hypothesis stops at once."""
+
+
+class _Failed(Exception):
+    """The case fails a check: what Hypothesis shrinks."""
+
+    def __init__(self, case: Case, violations: list[Violation]) -> None:
+        super().__init__(violations[0].check)
+        self.case = case
+        self.violations = violations
+
+
+# --- what a batch draws ------------------------------------------------------------
+
+
+GENERATED_BYTES = message_bytes(DEFAULT_MAX_PARTS) + CHUNK_BYTES
+MUTATED_BYTES = 2 + OPS_BYTES + CHUNK_BYTES
+
+
+def _generated_case(formats: tuple[str, ...], data: bytes) -> Case:
+    size = message_bytes(DEFAULT_MAX_PARTS)
+    message = decode_message(
+        data[:size], partial(pick_from, formats), tools_from, DEFAULT_MAX_PARTS
+    )
+    chunking = decode_chunking(Source(data[size:]), message.text, DEFAULT_MAX_SPLITS)
+    origin = "generated: " + (", ".join(message.parts) or "empty message")
+    return Case(chunking.chunks, message.tools, message.truth, origin)
+
+
+def _mutated_case(seeds: Sequence[Seed], data: bytes) -> Case:
+    return decode_mutant(data[2:], seeds[((data[0] << 8) | data[1]) % len(seeds)])
+
+
+def _cases(size: int) -> st.SearchStrategy[bytes]:
+    # Decoded in the test, not by .map(): a mapped strategy costs Hypothesis a
+    # save and restore of the global random state per example.
+    return st.binary(min_size=size, max_size=size)
+
+
+def _batch_seed(seed: int, batch: int) -> int:
+    digest = hashlib.sha256(f"tcr fuzz {seed} {batch}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+# --- one batch ------------------------------------------------------------------------
+
+
+class _Search:
+    """Counts examples, watches the clock, and keeps the smallest failure seen."""
+
+    def __init__(self, checker: CaseChecker, deadline: float, started: float) -> None:
+        self.checker = checker
+        self.decode: Callable[[bytes], Case] = partial(_generated_case, FORMAT_NAMES)  # per batch
+        self.deadline = deadline
+        self.started = started
+        self.examples = 0  # examples run before the first failure (it included)
+        self.first_failure: float | None = None
+        self.original: Case | None = None
+        self.best: tuple[Case, list[Violation]] | None = None
+
+    def test(self, data: bytes) -> None:
+        now = time.perf_counter()
+        if self.first_failure is None:
+            if now > self.deadline:
+                raise _OutOfTime
+            self.examples += 1
+        elif now > self.first_failure + SHRINK_SECONDS:
+            raise _OutOfTime
+        case = self.decode(data)
+        violations = self.checker.check(case)
+        if not violations:
+            return
+        if self.first_failure is None:
+            self.first_failure, self.original = time.perf_counter(), case
+        if self.best is None or _size(case) < _size(self.best[0]):
+            self.best = case, violations
+        raise _Failed(case, violations)
+
+
+def _size(case: Case) -> tuple[int, int]:
+    return len(case.text), len(case.chunks)
+
+
+def _run_batch(strategy: st.SearchStrategy[bytes], search: _Search, seed: int, limit: int) -> None:
+    """One Hypothesis run; a failure is left in ``search.best`` (as Hypothesis shrank it)."""
+
+    @settings(
+        database=None,
+        max_examples=limit,
+        deadline=None,
+        derandomize=False,
+        phases=(Phase.generate, Phase.shrink),
+        suppress_health_check=list(HealthCheck),
+        report_multiple_bugs=False,
+        verbosity=Verbosity.quiet,
+        print_blob=False,
+    )
+    @hypothesis_seed(seed)
+    @given(strategy)
+    def fuzz(data: bytes) -> None:
+        search.test(data)
+
+    try:
+        fuzz()
+    except _Failed as failure:  # Hypothesis replays the shrunk case last
+        search.best = failure.case, failure.violations
+    except _OutOfTime:
+        pass
+    except TcrError:
+        raise
+    except Exception:  # Hypothesis gave up on a flaky detector: keep the best case seen
+        if search.best is None:
+            raise
+
+
+# --- the run ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    factory: Factory
+    spec: str
+    formats: tuple[str, ...]
+    seeds: list[Seed]
+
+
+def run(
+    *,
+    detector: str | Factory | None = None,
+    budget_s: float | None = None,
+    max_examples: int | None = None,
+    seed: int = 0,
+    formats: Collection[str] | None = None,
+    corpus: Sequence[str | Path] | None = None,
+    save: str | Path | None = DEFAULT_SAVE,
+    on_progress: Progress | None = None,
+) -> FuzzReport:
+    """Fuzz a detector with generated messages and mutated recordings; stop at the first failure.
+
+    ``budget_s`` bounds the search in seconds, ``max_examples`` in examples (at
+    least one of them; default: 60 s). ``corpus``: recordings to mutate (files or
+    directories; default the bundled corpora, ``[]`` none). ``save``: where the
+    failure is saved as a recording (``None``: not saved). Raises ``TcrError``
+    for unusable options; a detector that crashes is a finding (check ``crash``).
+    """
+    if budget_s is not None and budget_s <= 0:
+        raise TcrError(f"budget must be positive, not {budget_s} s")
+    if max_examples is not None and max_examples < 1:
+        raise TcrError(f"max examples must be at least 1, not {max_examples}")
+    if budget_s is None and max_examples is None:
+        budget_s = DEFAULT_BUDGET_S
+    plan, skipped = _plan(detector, formats, corpus)
+    report = FuzzReport(plan.spec, seed, budget_s, max_examples, plan.formats, skipped=skipped)
+    report.recordings = len(plan.seeds)
+    checker = CaseChecker(plan.factory)
+    try:
+        _search(report, plan, checker, save, on_progress)
+    except FactoryFailed as error:
+        raise TcrError(f"detector {plan.spec}: {error}") from None
+    return report
+
+
+def _search(
+    report: FuzzReport,
+    plan: _Plan,
+    checker: CaseChecker,
+    save: str | Path | None,
+    on_progress: Progress | None,
+) -> None:
+    started = time.perf_counter()
+    budget_s, max_examples = report.budget_s, report.max_examples
+    deadline = started + budget_s if budget_s is not None else float("inf")
+    search = _Search(checker, deadline, started)
+    batch = 0
+    while True:
+        remaining = BATCH if max_examples is None else min(BATCH, max_examples - report.examples)
+        mutating = bool(plan.seeds) and batch % MUTATION_EVERY == 1
+        if mutating:
+            search.decode = partial(_mutated_case, plan.seeds)
+        else:
+            search.decode = partial(_generated_case, plan.formats)
+        search.examples = 0
+        size = MUTATED_BYTES if mutating else GENERATED_BYTES
+        _run_batch(_cases(size), search, _batch_seed(report.seed, batch), remaining)
+        if mutating:
+            report.mutated += search.examples
+        else:
+            report.generated += search.examples
+        report.search_seconds = time.perf_counter() - started
+        if search.best is not None:
+            report.stopped = "failure"
+            break
+        if max_examples is not None and report.examples >= max_examples:
+            report.stopped = "max_examples"
+            break
+        if time.perf_counter() >= deadline:
+            report.stopped = "budget"
+            break
+        if on_progress is not None:
+            on_progress(report)
+        batch += 1
+    if search.best is not None:
+        report.search_seconds = search.first_failure - started if search.first_failure else 0.0
+        report.finding = _finding(search, checker, report, plan, save)
+    report.seconds = time.perf_counter() - started
+
+
+def _plan(
+    detector: str | Factory | None,
+    formats: Collection[str] | None,
+    corpus: Sequence[str | Path] | None,
+) -> tuple[_Plan, list[str]]:
+    factory = detector if callable(detector) else load_factory(detector)
+    spec = detector_spec(detector, factory)
+    unknown = [f for f in formats or () if f not in FORMAT_NAMES]
+    if unknown or (formats is not None and not formats):
+        name = repr(unknown[0]) if unknown else "(none)"
+        raise TcrError(f"format {name}: expected one of {', '.join(FORMAT_NAMES)}")
+    chosen = format_names(formats)
+    if corpus is None:
+        from tcr.corpora import bundled
+
+        paths = bundled()
+    else:
+        from tcr.corpus import iter_recordings
+
+        paths = list(iter_recordings([Path(p) for p in corpus]))
+    seeds, skipped = load_seeds(paths, formats=None if formats is None else chosen)
+    return _Plan(factory, spec, chosen, seeds), skipped
+
+
+def _finding(
+    search: _Search, checker: CaseChecker, report: FuzzReport, plan: _Plan, save: str | Path | None
+) -> Finding:
+    assert search.best is not None and search.original is not None
+    assert search.first_failure is not None
+    case, violations = search.best
+    check = violations[0].check
+
+    def fails(chunks: Sequence[str]) -> bool:
+        found = checker.check(replace(case, chunks=tuple(chunks)))
+        return bool(found) and found[0].check == check
+
+    if len(case.chunks) > 1:
+        case = replace(case, chunks=tuple(minimize_splits(case.chunks, fails, budget=2000)))
+        violations = checker.check(case) or violations
+    finding = Finding(
+        violation=violations[0],
+        violations=tuple(violations),
+        case=case,
+        found_after=report.examples,
+        seconds_to_find=search.first_failure - search.started,
+        shrink_seconds=time.perf_counter() - search.first_failure,
+        original_length=len(search.original.text),
+        original_splits=len(search.original.chunks) - 1,
+    )
+    if save is None:
+        return finding
+    path = save_case(finding, Path(save), seed=report.seed, detector=plan.spec)
+    replay, tui = commands(path, None if plan.spec == REFERENCE else plan.spec)
+    return replace(finding, saved=path, replay_command=replay, tui_command=tui)

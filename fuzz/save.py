@@ -1,0 +1,86 @@
+"""A failure as a recording: the failing chunking as frames, the ground truth as expectation.
+
+``tcr replay SAVED --detector X`` then fails the same way, and the file joins the
+regression corpus (``corpora/found/`` by default) once the bug is fixed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shlex
+import sys
+from pathlib import Path
+
+from tcr.corpus import Frame, new_header, write_recording
+from tcr.detector.loader import REFERENCE, Factory
+
+from .model import Finding
+
+__all__ = ["commands", "detector_spec", "save_case"]
+
+FRAME_NS = 1_000_000  # frames 1 ms apart: arrival times are not what a fuzz case is about
+
+
+def detector_spec(detector: object, factory: Factory) -> str:
+    """``package.module:factory`` for what was fuzzed, as ``--detector`` takes it."""
+    if isinstance(detector, str):
+        return detector
+    if detector is None:
+        return REFERENCE
+    module_name = getattr(factory, "__module__", None) or "?"
+    module = sys.modules.get(module_name)
+    qualname = getattr(factory, "__qualname__", "")
+    if "<locals>" not in qualname and qualname:
+        return f"{module_name}:{qualname}"
+    # a factory made by a factory (``broken._factory``): find the name it is bound to
+    for name, value in vars(module).items() if module is not None else ():
+        if value is factory and not name.startswith("_"):
+            return f"{module_name}:{name}"
+    return f"{module_name}:{getattr(factory, '__name__', '?')}"
+
+
+def save_case(finding: Finding, directory: Path, *, seed: int, detector: str) -> Path:
+    """Write the shrunk case under ``directory``; the name is a digest of the case."""
+    case = finding.case
+    check = finding.check
+    identity = json.dumps(
+        [check, list(case.chunks), case.tools, case.truth and case.truth.expectation()],
+        ensure_ascii=False,
+        sort_keys=True,
+    )
+    digest = hashlib.sha256(identity.encode()).hexdigest()[:12]
+    labels = {
+        "origin": "fuzz",
+        "bug": check,
+        "note": f"{finding.violation.message} ({case.origin})",
+        "seed": seed,
+        "detector": detector,
+    }
+    header = new_header(
+        "chunks",
+        id=f"fuzz-{check}-{digest}",
+        source={"backend": "tcr fuzz"},
+        tools=case.tools,
+        labels=labels,
+    )
+    frames = [Frame(k * FRAME_NS, chunk) for k, chunk in enumerate(case.chunks)]
+    expect = None if case.truth is None else case.truth.expectation()
+    path = directory / f"{check}-{digest}.msgpack"
+    return write_recording(path, header, frames, expect=expect)
+
+
+def commands(path: Path, detector: str | None) -> tuple[str, str]:
+    """The ``tcr replay`` and ``tcr tui`` lines that reproduce a saved failure."""
+    shown = _shown_path(path)
+    options = ["--detector", detector] if detector else []
+    replay = shlex.join(["tcr", "replay", shown, "--rechunk", "original", *options])
+    tui = shlex.join(["tcr", "tui", shown, *options])
+    return replay, tui
+
+
+def _shown_path(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)

@@ -1,0 +1,229 @@
+"""Argument values: JSON objects with their awkward corners, and how each dialect writes them.
+
+The value drawn is the ground truth; the renderers write it the way a model
+would (JSON in any of its spacings, with or without ``\\uXXXX`` escapes, or
+Gemma 4's ``<|"|>`` strings). Strings may hold braces, quotes, backslashes,
+unicode and marker text, because a closing marker inside a string must not
+close a block (policy 4). Contexts that cannot hold marker text (a JSON answer
+that is released as text, an XML-ish value) ask for ``markup=False``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import struct
+from typing import Any
+
+from tcr.detector.formats import DISTINCTIVE_OPENERS
+
+from .source import Source
+
+__all__ = [
+    "GEMMA_QUOTE",
+    "OPENER_RE",
+    "JsonStyle",
+    "arguments",
+    "defuse",
+    "gemma_safe",
+    "gemma_text",
+    "json_style",
+    "json_text",
+    "string",
+    "text",
+]
+
+GEMMA_QUOTE = '<|"|>'
+
+# The detector's own rule for where a block opens anywhere (policy 3): longest first.
+OPENER_RE = re.compile(
+    "|".join(re.escape(m) for m in sorted(DISTINCTIVE_OPENERS, key=len, reverse=True))
+)
+
+# Characters, one byte each: ASCII, controls, accents, scripts, combining marks,
+# invisible characters and emoji parts. The top of the byte range reads any
+# code point (surrogates excepted, which no UTF-8 stream can carry).
+_ALPHABET = (
+    "ab xyzAZ09_-.,:;!?'\"`~@#$%^&*()[]{}<>|/\\+=\n\t\r\x00\x1b\x7f"
+    "éüßñøçÅΩπλжЖя漢字東京天気日本語한국어مرحباשלום"
+    "\u0301\u0308\u200b\u200c\u200d\u2028\u2029\ufeff\u00a0\u3000\ufffd"
+    "😀👍🏽🇫🇷👩💻🎉"
+)
+_ANY_CODE_POINT = 240
+_MARKUP = (
+    "</tool_call>",
+    "<tool_call>",
+    "<|tool_call>",
+    "<tool_call|>",
+    "</tools>",
+    "<|eom_id|>",
+    "<|python_tag|>",
+    "[TOOL_CALLS]",
+    "```",
+    "```json\n{",
+    "</think>",
+    "<think>",
+    GEMMA_QUOTE,
+)
+_STRINGS = (
+    "Paris",
+    "",
+    "{",
+    "}",
+    "{}",
+    '{"a": 1}',
+    "[1, 2]",
+    '"',
+    'say "hi"',
+    "\\",
+    "C:\\temp\\new",
+    "\\u00e9",
+    "line\nbreak",
+    "tab\there",
+    "café",
+    "東京の天気",
+    "😀👩‍💻",
+    "}}} {{{",
+)
+_KEYS = ("city", "query", "days", "unit", "path", "content", "q", "a b", "", "ключ", "{", '"')
+_FLOATS = (0.5, -1.25, 3.14, 1e-7, 1e300, -0.0, 5e-324, 1.7976931348623157e308, 2.5e16)
+_INTEGERS = (0, 1, -1, 42, 255, 65536, 2**31, -(2**53), 10**15)
+
+
+def defuse(text: str) -> str:
+    """``text`` with every distinctive opening marker broken by a space after its first character.
+
+    A space cannot complete a marker (none contains one), so the result holds none.
+    """
+    match = OPENER_RE.search(text)
+    while match is not None:
+        at = match.start() + 1
+        text = text[:at] + " " + text[at:]
+        match = OPENER_RE.search(text, at)
+    return text
+
+
+def _char(src: Source) -> str:
+    index = src.byte()
+    if index < _ANY_CODE_POINT:
+        return _ALPHABET[index % len(_ALPHABET)]
+    code = src.below(0x110000 - 0x800)
+    return chr(code + 0x800 if code >= 0xD800 else code)  # skip the surrogates
+
+
+def text(src: Source, most: int) -> str:
+    """Up to ``most`` characters of any kind."""
+    return "".join(_char(src) for _ in range(src.count(most)))
+
+
+def string(src: Source, *, markup: bool = True) -> str:
+    """A string value; with ``markup=False`` it holds no opening marker."""
+    pieces = []
+    for _ in range(src.count(3)):
+        kind = src.below(3 + markup)
+        if kind == 0:
+            pieces.append(src.choice(_STRINGS))
+        elif kind == 1:
+            pieces.append(text(src, 6))
+        elif kind == 2:
+            pieces.append(src.choice(_KEYS))
+        else:
+            pieces.append(src.choice(_MARKUP))
+    joined = "".join(pieces)
+    return joined if markup else defuse(joined)
+
+
+def _float(src: Source) -> float:
+    if src.flag():
+        return src.choice(_FLOATS)
+    value: float = struct.unpack("<d", bytes(src.byte() for _ in range(8)))[0]
+    return value if math.isfinite(value) else 0.0
+
+
+def _value(src: Source, markup: bool, depth: int) -> Any:
+    kind = src.below(8 if depth < 2 else 5)
+    if kind == 0:
+        return src.choice((0, 1, True, False, None))
+    if kind == 1:
+        return string(src, markup=markup)
+    if kind == 2:
+        return src.choice(_INTEGERS) if src.flag() else src.below(1 << 32) - (1 << 31)
+    if kind == 3:
+        return _float(src)
+    if kind == 4:
+        return src.choice(_KEYS)
+    if kind == 5:
+        return [_value(src, markup, depth + 1) for _ in range(src.count(3))]
+    return _object(src, markup, depth + 1, 3)
+
+
+def _key(src: Source) -> str:
+    return text(src, 4) if src.flag() else src.choice(_KEYS)
+
+
+def _object(src: Source, markup: bool, depth: int, most: int) -> dict[str, Any]:
+    return {_key(src): _value(src, markup, depth) for _ in range(src.count(most))}
+
+
+def arguments(src: Source, *, markup: bool = True) -> dict[str, Any]:
+    """A call's arguments: a JSON object, possibly empty, possibly nested."""
+    return _object(src, markup, 0, 4)
+
+
+# --- writing JSON ------------------------------------------------------------------
+
+
+JsonStyle = tuple[bool, int]  # (ensure_ascii, spacing: 0 compact, 1 json.dumps, 2 indented)
+
+
+def json_style(src: Source) -> JsonStyle:
+    return src.flag(), src.below(3)
+
+
+def json_text(value: object, style: JsonStyle = (False, 0)) -> str:
+    """``value`` as JSON text: compact, spaced or indented, with ``\\uXXXX`` escapes or not."""
+    ascii_only, spacing = style
+    if spacing == 0:
+        return json.dumps(value, ensure_ascii=ascii_only, separators=(",", ":"))
+    if spacing == 1:
+        return json.dumps(value, ensure_ascii=ascii_only)
+    return json.dumps(value, ensure_ascii=ascii_only, indent=2)
+
+
+# --- writing Gemma 4 -----------------------------------------------------------------
+
+_GEMMA_BARE_KEY = re.compile(r'[^\s:,{}\[\]<>"]+')
+
+
+def gemma_text(value: object) -> str:
+    """``value`` as Gemma 4 writes arguments: ``{key:<|"|>text<|"|>,n:3}``.
+
+    Strings must not contain the ``<|"|>`` token (Gemma has no escapes): pass
+    values through ``gemma_safe`` first.
+    """
+    if isinstance(value, str):
+        return GEMMA_QUOTE + value + GEMMA_QUOTE
+    if value is None or isinstance(value, bool | int | float):
+        return json.dumps(value)
+    if isinstance(value, list):
+        return "[" + ",".join(gemma_text(item) for item in value) + "]"
+    if isinstance(value, dict):
+        fields = (f"{_gemma_key(key)}:{gemma_text(item)}" for key, item in value.items())
+        return "{" + ",".join(fields) + "}"
+    raise TypeError(f"not a JSON value: {value!r}")
+
+
+def _gemma_key(key: str) -> str:
+    return key if _GEMMA_BARE_KEY.fullmatch(key) else GEMMA_QUOTE + key + GEMMA_QUOTE
+
+
+def gemma_safe(value: Any) -> Any:
+    """``value`` with the ``<|"|>`` token taken out of every string and key."""
+    if isinstance(value, str):
+        return value.replace(GEMMA_QUOTE, "<|'|>")
+    if isinstance(value, list):
+        return [gemma_safe(item) for item in value]
+    if isinstance(value, dict):
+        return {gemma_safe(key): gemma_safe(item) for key, item in value.items()}
+    return value

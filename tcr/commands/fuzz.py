@@ -1,0 +1,122 @@
+"""``tcr fuzz``: generated messages and mutated recordings against every oracle."""
+
+from __future__ import annotations
+
+import re
+import sys
+from contextlib import nullcontext
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+from rich.console import Console
+
+from tcr.commands.options import detector_option, fail
+from tcr.detector.formats import FORMATS
+from tcr.errors import TcrError
+
+if TYPE_CHECKING:
+    from tcr.fuzz import FuzzReport
+
+EPILOG = (
+    """\b
+Formats: """
+    + ", ".join(f.id for f in FORMATS)
+    + """
+The search stops at the first violation (or the budget). The failure is shrunk,
+saved as a recording, and printed with the tcr replay and tcr tui commands that
+reproduce it. The same --seed gives the same sequence of examples.
+Exit codes: 0 no violation, 1 a violation was found, 2 a bad option, a detector
+            that cannot be loaded, or one that crashes.
+
+\b
+Examples:
+  tcr fuzz                                     # the reference detector, 60 s
+  tcr fuzz --detector mypkg.parser:make_detector --budget 5m
+  tcr fuzz --detector tcr.detector.broken:per_chunk_markers --budget 30s --seed 3
+  tcr fuzz --max-examples 20000 --seed 7 --format tool_call_tag --format think
+  tcr fuzz --corpus corpora/recorded --save /tmp/found --junit fuzz.xml
+"""
+)
+
+_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*(ms|s|m|min|h)?")
+_UNIT = {None: 1.0, "ms": 0.001, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
+
+
+def parse_budget(value: str) -> float:
+    """``60s``, ``90``, ``1.5m``, ``2h`` → seconds."""
+    match = _DURATION.fullmatch(value.strip())
+    if match is None or float(match.group(1)) <= 0:
+        raise TcrError(f"--budget {value!r}: expected a positive duration such as 60s, 5m or 1h")
+    return float(match.group(1)) * _UNIT[match.group(2)]
+
+
+@click.command(epilog=EPILOG)
+@detector_option
+@click.option("--budget", metavar="DURATION", help="Stop searching after this long (default 60s).")
+@click.option("--max-examples", type=int, metavar="N", help="Stop searching after N examples.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the search.")
+@click.option(
+    "--format",
+    "formats",
+    multiple=True,
+    metavar="NAME",
+    help="Write blocks in this dialect only; repeatable (default: all, listed below).",
+)
+@click.option(
+    "--corpus",
+    "corpus",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="Recordings to mutate, files or directories; repeatable (default: the bundled ones).",
+)
+@click.option(
+    "--save",
+    type=click.Path(path_type=Path),
+    default=Path("corpora/found"),
+    show_default=True,
+    help="Save the shrunk failure as a recording in this directory.",
+)
+@click.option("--junit", type=click.Path(path_type=Path), help="Write JUnit XML here.")
+def fuzz(
+    detector: str | None,
+    budget: str | None,
+    max_examples: int | None,
+    seed: int,
+    formats: tuple[str, ...],
+    corpus: tuple[Path, ...],
+    save: Path,
+    junit: Path | None,
+) -> None:
+    """Fuzz a detector with generated messages (every dialect, with their ground truth)
+    and mutated recordings, under random chunkings, against every oracle."""
+    from tcr.fuzz import run
+    from tcr.fuzz.report import render, write_junit
+
+    err = Console(stderr=True)
+    try:
+        budget_s = parse_budget(budget) if budget is not None else None
+        with err.status("fuzzing", spinner="dots") if err.is_terminal else nullcontext() as status:
+
+            def progress(report: FuzzReport) -> None:
+                if status is not None:
+                    status.update(
+                        f"fuzzing: {report.examples:,} examples in {report.search_seconds:.0f} s"
+                    )
+
+            report = run(
+                detector=detector,
+                budget_s=budget_s,
+                max_examples=max_examples,
+                seed=seed,
+                formats=formats or None,
+                corpus=list(corpus) or None,
+                save=save,
+                on_progress=progress,
+            )
+    except TcrError as error:
+        fail("fuzz", error)
+    if junit is not None:
+        write_junit(report, junit)
+    render(report, Console(soft_wrap=True))
+    sys.exit(report.exit_code)

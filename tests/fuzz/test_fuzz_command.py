@@ -1,0 +1,93 @@
+"""``tcr fuzz``: a thin command over ``tcr.fuzz.run`` with the exit codes of every command."""
+
+from __future__ import annotations
+
+import shlex
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tcr.cli import main
+from tcr.commands.fuzz import fuzz, parse_budget
+from tcr.corpora import ROOT
+
+REGRESSIONS = str(ROOT / "regressions")
+
+
+def invoke(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(fuzz, list(args), prog_name="tcr fuzz")
+    return result.exit_code, result.output
+
+
+def test_help_ends_with_examples() -> None:
+    code, out = invoke("--help")
+    assert code == 0
+    assert out.rstrip().splitlines()[-1].strip().startswith("tcr fuzz ")
+    assert "Examples:" in out
+
+
+def test_reference_detector_passes_with_exit_code_0() -> None:
+    code, out = invoke("--max-examples", "300", "--seed", "4", "--corpus", REGRESSIONS)
+    assert code == 0, out
+    assert "300 examples" in out and "no violation" in out
+
+
+def test_violation_exits_1_and_prints_the_case_and_how_to_reproduce_it(tmp_path: Path) -> None:
+    spec = "tcr.detector.broken:per_chunk_markers"
+    junit = tmp_path / "fuzz.xml"
+    code, out = invoke(
+        "--detector", spec, "--budget", "20s", "--save", str(tmp_path), "--junit", str(junit)
+    )
+    assert code == 1, out
+    saved = next(tmp_path.glob("*.msgpack"))
+    assert f"tcr replay {saved} --rechunk original --detector {spec}" in out
+    assert f"tcr tui {saved} --detector {spec}" in out
+    assert "chunks: [" in out and "ground truth:" in out
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert suite is not None and suite.get("failures") == "1"
+
+    # the printed reproducer, run as printed, fails the same way
+    line = next(x.strip() for x in out.splitlines() if x.strip().startswith("tcr replay "))
+    check = next(x.split()[0] for x in out.splitlines() if " violated after " in x)
+    replayed = CliRunner().invoke(main, shlex.split(line)[1:])
+    assert replayed.exit_code == 1, replayed.output
+    assert f"{check} in " in replayed.output  # the same check fails
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--budget", "soon"], "--budget"),
+        (["--budget", "0s"], "--budget"),
+        (["--max-examples", "0"], "max examples"),
+        (["--detector", "nope"], "package.module:factory"),
+        (["--corpus", "/no/such/dir"], "/no/such/dir"),
+    ],
+)
+def test_bad_options_exit_2_with_one_line(args: list[str], words: str) -> None:
+    code, out = invoke(*args)
+    assert code == 2
+    lines = out.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("tcr fuzz: ") and words in lines[0], out
+
+
+def test_unknown_format_is_a_usage_error() -> None:
+    code, out = invoke("--format", "klingon")
+    assert code == 2 and "klingon" in out
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [
+        ("60s", 60.0),
+        ("90", 90.0),
+        ("1.5m", 90.0),
+        ("2h", 7200.0),
+        ("250ms", 0.25),
+        (" 10 min", 600.0),
+    ],
+)
+def test_budget_takes_units(text: str, seconds: float) -> None:
+    assert parse_budget(text) == seconds

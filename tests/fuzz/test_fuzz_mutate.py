@@ -1,0 +1,102 @@
+"""Mutating recordings: the truth is kept exactly where a mutation cannot change it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from tcr.corpora import ROOT
+from tcr.corpus import read_recording
+from tcr.detector.core import StreamDetector
+from tcr.fuzz import Case, Truth, mutations
+from tcr.fuzz.check import CaseChecker
+from tcr.fuzz.mutate import MUTATIONS, OPS_BYTES, Seed, decode_mutant, load_seeds
+
+REGRESSIONS = ROOT / "regressions"
+CHECKER = CaseChecker(StreamDetector)
+
+
+def seed_of(name: str) -> Seed:
+    path = REGRESSIONS / name
+    return Seed.from_recording(read_recording(path), name)
+
+
+def ops(*names: str, choices: bytes = b"") -> bytes:
+    """Operation bytes: how many, then each operation and its choices."""
+    data = bytes([len(names)])
+    for k, name in enumerate(names):
+        data += bytes([MUTATIONS.index(name)]) + choices[k : k + 1] + b"\0" * 3
+    return data.ljust(OPS_BYTES, b"\0")
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["format_tool_call_tag_json.msgpack", "preamble_before_call.msgpack", "format_think.msgpack"],
+)
+def test_rechunking_keeps_the_recordings_expectation(name: str) -> None:
+    seed = seed_of(name)
+    case = decode_mutant(ops() + bytes(range(1, 40)), seed)
+    assert case.text == seed.text
+    assert case.truth == seed.truth and case.truth is not None
+    assert CHECKER.check(case) == []
+
+
+def test_white_space_before_the_first_marker_is_added_to_the_shown_text() -> None:
+    seed = seed_of("preamble_before_call.msgpack")
+    assert seed.truth is not None
+    case = decode_mutant(ops("whitespace") + b"\0" * 40, seed)  # a space at offset 0
+    assert case.text == " " + seed.text
+    assert case.truth == Truth(" " + seed.truth.text, seed.truth.calls, seed.truth.reasoning)
+    assert CHECKER.check(case) == []
+
+
+@pytest.mark.parametrize("op", ["split_marker", "duplicate_marker", "truncate_marker", "swap_json"])
+def test_mutations_that_break_a_block_drop_the_truth(op: str) -> None:
+    seed = seed_of("format_tool_call_tag_json.msgpack")
+    case = decode_mutant(ops(op) + b"\0" * 40, seed)
+    assert case.text != seed.text
+    assert case.truth is None
+    assert CHECKER.check(case) == []  # the oracles that need no truth still pass
+
+
+def test_white_space_inside_a_block_drops_the_truth() -> None:
+    seed = seed_of("format_tool_call_tag_json.msgpack")
+    # "anywhere" (flag 1) at a position inside the JSON body
+    data = bytes([1, MUTATIONS.index("whitespace"), 0, 1, 0, 30]).ljust(OPS_BYTES, b"\0")
+    case = decode_mutant(data + b"\0" * 40, seed)
+    assert case.truth is None
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "split_marker_llama_server.msgpack",
+        "policy_09_several_blocks.msgpack",
+        "format_gemma_special.msgpack",
+        "policy_08_json_answer_released_early.msgpack",
+    ],
+)
+def test_reference_detector_passes_every_mutant(name: str) -> None:
+    recording = read_recording(REGRESSIONS / name)
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(mutations(recording))
+    def mutant(case: Case) -> None:
+        assert CHECKER.check(case) == [], case.origin
+
+    mutant()
+
+
+def test_recordings_too_long_to_mutate_are_skipped_with_a_reason() -> None:
+    paths = sorted(REGRESSIONS.glob("policy_1*.msgpack"))
+    seeds, skipped = load_seeds(paths)
+    assert any("policy_13" in line and "characters" in line for line in skipped)
+    assert all("policy_13" not in seed.name for seed in seeds)
+
+
+def test_formats_keep_only_recordings_of_those_dialects() -> None:
+    seeds, skipped = load_seeds(sorted(REGRESSIONS.glob("format_*.msgpack")), formats=["think"])
+    assert [Path(s.name).name for s in seeds] == ["format_think.msgpack"]
+    assert skipped

@@ -1,0 +1,133 @@
+"""``tcr.fuzz.run``: every deliberately broken detector is found and shrunk; the reference survives."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tcr.corpora import ROOT
+from tcr.corpus import read_recording
+from tcr.detector.broken import BROKEN
+from tcr.errors import TcrError
+from tcr.fuzz import FuzzReport, run
+from tcr.replay import run as replay
+
+SEEDS = (0, 1)
+REGRESSIONS = [ROOT / "regressions"]  # the handmade corpus: its expectations are the contract
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("name", sorted(BROKEN))
+def test_every_broken_detector_is_found_and_shrunk_small(name: str, seed: int) -> None:
+    report = run(detector=BROKEN[name], max_examples=5000, budget_s=20, seed=seed, save=None)
+    finding = report.finding
+    assert finding is not None, f"{name} survived {report.examples} examples"
+    assert len(finding.case.text) <= 80, finding.case.text
+    assert len(finding.case.splits) <= 3, finding.case.chunks
+    assert report.exit_code == 1
+
+
+def test_reference_detector_survives() -> None:
+    report = run(max_examples=1500, seed=3, corpus=REGRESSIONS, save=None)
+    assert report.finding is None, report.finding
+    assert (report.examples, report.stopped, report.exit_code) == (1500, "max_examples", 0)
+    assert report.generated and report.mutated  # both kinds of batch ran
+    assert any("policy_13" in line for line in report.skipped)
+
+
+def summary(report: FuzzReport) -> tuple[object, ...]:
+    f = report.finding
+    assert f is not None
+    return f.check, f.case.chunks, f.case.tools, f.case.truth, f.found_after, f.case.origin
+
+
+def test_the_same_seed_gives_the_same_run() -> None:
+    first, second = (
+        run(detector=BROKEN["merges_calls_in_one_chunk"], max_examples=2000, seed=7, save=None)
+        for _ in range(2)
+    )
+    assert summary(first) == summary(second)
+    a, b = (run(max_examples=300, seed=s, corpus=REGRESSIONS, save=None) for s in (5, 5))
+    assert (a.generated, a.mutated, a.stopped) == (b.generated, b.mutated, b.stopped)
+
+
+def test_another_seed_gives_another_search() -> None:
+    detector = BROKEN["merges_calls_in_one_chunk"]
+    found = {
+        summary(run(detector=detector, max_examples=3000, seed=s, save=None))[4] for s in (1, 2)
+    }
+    assert len(found) == 2  # the example that first fails differs
+
+
+def test_a_budget_stops_the_search() -> None:
+    report = run(budget_s=0.5, seed=1, corpus=REGRESSIONS, save=None)
+    assert report.stopped == "budget" and report.finding is None
+    assert 0.5 <= report.search_seconds < 3
+
+
+def test_saved_failure_replays_and_fails_the_same_way(tmp_path: Path) -> None:
+    spec = "tcr.detector.broken:undeclared_clears_buffer"
+    report = run(detector=spec, max_examples=5000, seed=0, save=tmp_path)
+    finding = report.finding
+    assert finding is not None and finding.saved is not None
+    recording = read_recording(finding.saved)
+    assert [f.data for f in recording.frames] == list(finding.case.chunks)
+    assert recording.tools == (None if finding.case.tools is None else list(finding.case.tools))
+    assert finding.case.truth is not None
+    assert recording.expect == finding.case.truth.expectation()
+    labels = recording.labels
+    assert (labels["origin"], labels["bug"], labels["seed"], labels["detector"]) == (
+        "fuzz",
+        finding.check,
+        0,
+        spec,
+    )
+    assert finding.saved.name.startswith(finding.check + "-")
+    assert finding.replay_command.startswith(f"tcr replay {finding.saved}")
+    assert f"--detector {spec}" in finding.replay_command
+    assert finding.tui_command.startswith(f"tcr tui {finding.saved}")
+
+    replayed = replay([finding.saved], strategies=["original"], detector=spec)
+    assert finding.check in {f.violation.check for _, f in replayed.failures}
+    assert replayed.exit_code == 1
+    assert replay([finding.saved], strategies=["original"]).exit_code == 0  # the reference
+
+
+def test_saving_twice_writes_one_file_named_after_the_case(tmp_path: Path) -> None:
+    for _ in range(2):
+        run(detector=BROKEN["holds_all_text"], max_examples=500, seed=2, save=tmp_path)
+    assert len(list(tmp_path.iterdir())) == 1
+
+
+def test_a_failure_found_by_mutation_keeps_what_it_can(tmp_path: Path) -> None:
+    report = run(
+        detector=BROKEN["per_chunk_markers"],
+        max_examples=500,
+        formats=["tool_call_tag"],
+        corpus=[ROOT / "regressions" / "split_marker_mlx.msgpack"],
+        save=tmp_path,
+    )
+    assert report.finding is not None
+    assert report.recordings == 1
+
+
+def test_a_crashing_detector_is_a_crash_finding_with_exit_code_2() -> None:
+    report = run(detector="crashing_detectors:feed_raises", max_examples=200, save=None)
+    assert report.finding is not None and report.finding.check == "crash"
+    assert report.exit_code == 2
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"budget_s": 0}, "budget"),
+        ({"max_examples": 0}, "max examples"),
+        ({"formats": ["klingon"]}, "format"),
+        ({"detector": "no.such.module:factory"}, "cannot import"),
+        ({"detector": "crashing_detectors:factory_raises"}, "factory raised"),
+    ],
+)
+def test_unusable_options_raise_tcr_error(options: dict[str, object], message: str) -> None:
+    with pytest.raises(TcrError, match=message):
+        run(save=None, **{"max_examples": 50, **options})  # type: ignore[arg-type]
