@@ -8,8 +8,11 @@ from tcr import __version__
 
 EPILOG = """\b
 Examples:
-  tcr --version
-  tcr replay corpora/ --rechunk random --runs 50
+  tcr record --endpoint http://127.0.0.1:8080/v1/chat/completions --prompt hi --out rec.msgpack
+  tcr replay rec.msgpack --rechunk random --runs 50 --detector mypkg.parser:factory
+  tcr show rec.msgpack --rechunk splits:12,15
+  tcr tui rec.msgpack --rechunk splits:12,15
+  tcr fuzz --budget 60s --seed 0
 """
 
 
@@ -20,6 +23,7 @@ def main() -> None:
 
 
 def _register() -> None:
+    from tcr.commands.fuzz import fuzz
     from tcr.commands.importer import import_command
     from tcr.commands.record import record
     from tcr.commands.replay import replay
@@ -27,6 +31,7 @@ def _register() -> None:
     from tcr.commands.tui import tui
 
     main.add_command(record)
+    main.add_command(fuzz)
     main.add_command(import_command)
     main.add_command(replay)
     main.add_command(show)
