@@ -9,6 +9,7 @@ import pytest
 from tcr.corpora import ROOT
 from tcr.corpus import read_recording
 from tcr.detector.broken import BROKEN
+from tcr.detector.core import StreamDetector
 from tcr.errors import TcrError
 from tcr.fuzz import FuzzReport, run
 from tcr.replay import run as replay
@@ -131,3 +132,22 @@ def test_a_crashing_detector_is_a_crash_finding_with_exit_code_2() -> None:
 def test_unusable_options_raise_tcr_error(options: dict[str, object], message: str) -> None:
     with pytest.raises(TcrError, match=message):
         run(save=None, **{"max_examples": 50, **options})  # type: ignore[arg-type]
+
+
+class _ForgetfulReset(StreamDetector):
+    """reset() forgets to clear a held marker prefix: only warm-equals-cold sees it."""
+
+    def reset(self) -> None:
+        pending = getattr(self, "_pending", "")
+        super().reset()
+        self._pending = pending
+
+
+def forgetful_reset(tools: list[str] | None = None) -> StreamDetector:
+    return _ForgetfulReset(tools=tools)
+
+
+def test_warm_equals_cold_bugs_are_found_although_it_runs_on_a_sample_of_cases() -> None:
+    report = run(detector=forgetful_reset, max_examples=3000, seed=0, corpus=[], save=None)
+    assert report.finding is not None
+    assert report.finding.violation.check == "warm_cold"
