@@ -7,9 +7,11 @@ the path (and chunk index) and the run goes on with the next recording.
 
 from __future__ import annotations
 
+import pickle
 import shlex
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -25,7 +27,14 @@ from tcr.trace import Trace, describe_error, run_trace
 
 from .model import Failure, InputError, Outcome, Report, display_path
 
-__all__ = ["DEFAULT_TRANSPORT_STRATEGIES", "LAYERS", "check_chunks", "run"]
+__all__ = [
+    "DEFAULT_TRANSPORT_STRATEGIES",
+    "LAYERS",
+    "check_chunks",
+    "parse_shard",
+    "run",
+    "select_shard",
+]
 
 LAYERS = ("content", "transport")
 DEFAULT_TRANSPORT_STRATEGIES = ("bytes:1", "bytes-random")
@@ -62,31 +71,94 @@ def run(
     exitfirst: bool = False,
     minimize: bool = True,
     on_progress: Progress | None = None,
+    shard: tuple[int, int] | None = None,
+    jobs: int = 1,
 ) -> Report:
     """Replay recordings (files or directories; None: the bundled corpora).
 
-    Raises ``TcrError`` only for unusable options (a bad strategy, an unknown
-    check, a detector that cannot be loaded, a missing path); everything found
-    while replaying goes into the ``Report``.
+    ``shard=(k, n)`` replays the k-th of n deterministic shares of the sorted
+    recordings (1 <= k <= n; the n shards cover every recording exactly once).
+    ``jobs`` > 1 replays recordings in that many processes; the report is the
+    same, in the same order. Raises ``TcrError`` only for unusable options (a
+    bad strategy, an unknown check, a detector that cannot be loaded, a missing
+    path); everything found while replaying goes into the ``Report``.
     """
     plan = _plan(strategies, runs, seed, detector, tools, checks, layer, exitfirst, minimize)
+    if jobs < 1:
+        raise TcrError(f"--jobs must be at least 1, not {jobs}")
     if paths is None:
         from tcr.corpora import bundled
 
         files = bundled()
     else:
         files = list(iter_recordings(list(paths)))
+    files = select_shard(files, shard)
     report = Report()
     started = time.perf_counter()
-    for done, path in enumerate(files):
-        if on_progress is not None:
-            on_progress(display_path(path), done, len(files))
-        _replay_file(path, plan, report)
-        if plan.exitfirst and (report.failures or report.errors):
-            report.stopped_early = True
-            break
+    if jobs > 1 and len(files) > 1 and not exitfirst:
+        _replay_in_processes(files, plan, report, jobs, on_progress)
+    else:
+        for done, path in enumerate(files):
+            if on_progress is not None:
+                on_progress(display_path(path), done, len(files))
+            _replay_file(path, plan, report)
+            if plan.exitfirst and (report.failures or report.errors):
+                report.stopped_early = True
+                break
     report.seconds = time.perf_counter() - started
     return report
+
+
+def parse_shard(spec: str) -> tuple[int, int]:
+    """``"2/3"`` → ``(2, 3)``; anything else is a ``TcrError`` naming the form."""
+    k, sep, n = spec.partition("/")
+    try:
+        shard = (int(k), int(n))
+    except ValueError:
+        shard = (0, 0)
+    if not sep or not 1 <= shard[0] <= shard[1]:
+        raise TcrError(f"--shard {spec!r}: expected K/N with 1 <= K <= N, e.g. 2/3")
+    return shard
+
+
+def select_shard(files: Sequence[Path], shard: tuple[int, int] | None) -> list[Path]:
+    """Round-robin over the sorted recordings: deterministic and balanced."""
+    ordered = sorted(files, key=lambda p: display_path(p))
+    if shard is None:
+        return ordered
+    k, n = shard
+    if not 1 <= k <= n:
+        raise TcrError(f"shard {k}/{n}: expected 1 <= K <= N")
+    return ordered[k - 1 :: n]
+
+
+def _replay_in_processes(
+    files: Sequence[Path], plan: _Plan, report: Report, jobs: int, on_progress: Progress | None
+) -> None:
+    # Each worker replays one recording and sends back its part of the report;
+    # the parts are merged in the order of the files, so output does not depend
+    # on which process finished first.
+    try:
+        pickle.dumps(plan)
+    except Exception:
+        raise TcrError(
+            "--jobs needs a detector factory importable by name (package.module:factory), "
+            "not a local function or lambda"
+        ) from None
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        futures = [pool.submit(_replay_one, path, plan) for path in files]
+        for done, future in enumerate(futures):
+            if on_progress is not None:
+                on_progress(display_path(files[done]), done, len(files))
+            part = future.result()
+            report.outcomes += part.outcomes
+            report.errors += part.errors
+
+
+def _replay_one(path: Path, plan: _Plan) -> Report:
+    part = Report()
+    _replay_file(path, plan, part)
+    return part
 
 
 def check_chunks(

@@ -278,3 +278,35 @@ def test_no_path_replays_every_bundled_recording() -> None:
     count = len(bundled())
     assert count >= 40
     assert f"{count} recordings" in out
+
+
+def test_shards_together_replay_every_recording_exactly_once() -> None:
+    from tcr.corpora import bundled
+
+    seen: list[str] = []
+    for k in (1, 2, 3):
+        report = run(None, strategies=["whole"], checks=["conservation"], shard=(k, 3))
+        seen += sorted({o.path for o in report.outcomes})
+    assert len(seen) == len(set(seen)) == len(bundled())
+
+
+def test_jobs_give_the_same_report_in_the_same_order(corpus: Path) -> None:
+    one = run([corpus], runs=5, detector="tcr.detector.broken:per_chunk_markers")
+    two = run([corpus], runs=5, detector="tcr.detector.broken:per_chunk_markers", jobs=2)
+    strip = [{k: v for k, v in o.to_dict().items() if k != "seconds"} for o in one.outcomes]
+    assert strip == [{k: v for k, v in o.to_dict().items() if k != "seconds"} for o in two.outcomes]
+    assert one.exit_code == two.exit_code == EXIT_VIOLATION
+
+
+@pytest.mark.parametrize("spec", ["0/3", "4/3", "1-3", "x/y", "2"])
+def test_bad_shard_exits_2(spec: str, corpus: Path) -> None:
+    code, out = invoke(str(corpus), "--shard", spec)
+    assert code == EXIT_ERROR and "--shard" in out
+
+
+def test_jobs_with_a_local_factory_is_a_clear_error(corpus: Path) -> None:
+    from tcr.detector.core import StreamDetector
+    from tcr.errors import TcrError
+
+    with pytest.raises(TcrError, match="importable by name"):
+        run([corpus], jobs=2, detector=lambda tools=None: StreamDetector(tools=tools))

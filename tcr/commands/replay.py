@@ -42,6 +42,7 @@ Examples:
   tcr replay rec.msgpack --detector mypkg.parser:make_detector --tools get_weather
   tcr replay rec.msgpack --rechunk splits:12,15 --check no_leak
   tcr replay rec.msgpack --detector mypkg.parser:make_detector --debug
+  tcr replay corpora/ --jobs 2 --shard 1/3     # this machine's third, on 2 cores
   tcr replay corpora/recorded --layer transport --rechunk bytes-random
   tcr replay corpora/ --json > report.json; tcr replay corpora/ --junit replay.xml
 """
@@ -82,6 +83,13 @@ Examples:
 @click.option(
     "--debug", is_flag=True, help="Open the step debugger (tcr tui) at the first failure."
 )
+@click.option("--jobs", type=int, default=1, show_default=True, help="Replay in N processes.")
+@click.option(
+    "--shard",
+    metavar="K/N",
+    default=None,
+    help="Replay the K-th of N deterministic shares of the recordings (for CI matrices).",
+)
 def replay(
     paths: tuple[Path, ...],
     strategies: tuple[str, ...],
@@ -96,12 +104,15 @@ def replay(
     exitfirst: bool,
     no_minimize: bool,
     debug: bool,
+    jobs: int,
+    shard: str | None,
 ) -> None:
     """Replay recordings (files or directories; none: the bundled corpora) through a
     detector under every rechunking, check every oracle, and shrink each failure to a
     minimal reproducer."""
     from tcr.replay import run
     from tcr.replay.report import render, to_json, write_junit
+    from tcr.replay.runner import parse_shard
 
     err = Console(stderr=True)
     try:
@@ -118,6 +129,8 @@ def replay(
                 exitfirst=exitfirst,
                 minimize=not no_minimize,
                 on_progress=advance,
+                shard=None if shard is None else parse_shard(shard),
+                jobs=jobs,
             )
     except TcrError as error:
         fail("replay", error)

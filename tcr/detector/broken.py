@@ -175,26 +175,28 @@ class MergesCallsInOneChunk(_Broken):
         return out
 
 
-def _factory(cls: type[_Broken]) -> Callable[..., StreamDetector]:
+def _factory(cls: type[_Broken], name: str) -> Callable[..., StreamDetector]:
     def make(
         tools: Iterable[str] | None = None, format: str | None = None, max_block: int = 1 << 20
     ) -> StreamDetector:
         return cls(tools=tools, format=format, max_block=max_block)
 
     make.__doc__ = cls.bug
-    make.__name__ = cls.__name__
+    # Named as the module attribute it is bound to, so pickle (tcr replay --jobs)
+    # finds it by reference.
+    make.__name__ = make.__qualname__ = name
     return make
 
 
-drops_pending_at_finish = _factory(DropsPendingAtFinish)
-per_chunk_markers = _factory(PerChunkMarkers)
-per_chunk_closing = _factory(PerChunkClosing)
-duplicates_flushed_prefix = _factory(DuplicatesFlushedPrefix)
-holds_all_text = _factory(HoldsAllText)
-holds_non_call_json = _factory(HoldsNonCallJson)
-undeclared_clears_buffer = _factory(UndeclaredClearsBuffer)
-preamble_settles = _factory(PreambleSettles)
-merges_calls_in_one_chunk = _factory(MergesCallsInOneChunk)
+drops_pending_at_finish = _factory(DropsPendingAtFinish, "drops_pending_at_finish")
+per_chunk_markers = _factory(PerChunkMarkers, "per_chunk_markers")
+per_chunk_closing = _factory(PerChunkClosing, "per_chunk_closing")
+duplicates_flushed_prefix = _factory(DuplicatesFlushedPrefix, "duplicates_flushed_prefix")
+holds_all_text = _factory(HoldsAllText, "holds_all_text")
+holds_non_call_json = _factory(HoldsNonCallJson, "holds_non_call_json")
+undeclared_clears_buffer = _factory(UndeclaredClearsBuffer, "undeclared_clears_buffer")
+preamble_settles = _factory(PreambleSettles, "preamble_settles")
+merges_calls_in_one_chunk = _factory(MergesCallsInOneChunk, "merges_calls_in_one_chunk")
 
 # name -> factory, for the CLI and for tests that loop over every known bug
 BROKEN: dict[str, Callable[..., StreamDetector]] = {
