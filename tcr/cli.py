@@ -23,6 +23,7 @@ def main() -> None:
 
 
 def _register() -> None:
+    from tcr.commands.bless import bless, review
     from tcr.commands.fuzz import fuzz
     from tcr.commands.importer import import_command
     from tcr.commands.record import record
@@ -31,6 +32,8 @@ def _register() -> None:
     from tcr.commands.tui import tui
 
     main.add_command(record)
+    main.add_command(bless)
+    main.add_command(review)
     main.add_command(fuzz)
     main.add_command(import_command)
     main.add_command(replay)

@@ -1,0 +1,108 @@
+"""Golden expectations: bless what a detector emits now, review what changed since.
+
+A recording's expectation (DESIGN §3) is what the user must be shown: the
+text, the calls with parsed arguments, and the reasoning. ``expected`` (the
+oracle) compares every replay against it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tcr.corpus import iter_recordings, read_recording, write_expectation
+from tcr.detector.events import Event, Reasoning, Rejected, Text, ToolCall
+from tcr.detector.loader import Factory, load_factory, make_detector
+from tcr.errors import TcrError
+from tcr.stream import decode
+from tcr.trace import run_trace
+
+__all__ = ["Change", "bless", "changes", "expectation_of", "render_diff"]
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """A recording whose stored expectation differs from what the detector emits now."""
+
+    path: Path
+    stored: dict[str, Any] | None
+    current: dict[str, Any]
+
+
+def expectation_of(events: Iterable[Event]) -> dict[str, Any]:
+    """The ``{"text", "calls", "reasoning"}`` map of a run's events."""
+    text: list[str] = []
+    calls: list[dict[str, Any]] = []
+    reasoning: list[str] = []
+    for event in events:
+        if isinstance(event, Text):
+            text.append(event.text)
+        elif isinstance(event, Rejected):
+            text.append(event.content)
+        elif isinstance(event, ToolCall):
+            try:
+                arguments: Any = json.loads(event.arguments)
+            except ValueError:
+                arguments = event.arguments
+            calls.append({"name": event.name, "arguments": arguments})
+        elif isinstance(event, Reasoning):
+            reasoning.append(event.text)
+    return {"text": "".join(text), "calls": calls, "reasoning": "".join(reasoning)}
+
+
+def _current(path: Path, factory: Factory, tools: Sequence[str] | None) -> dict[str, Any]:
+    recording = read_recording(path)
+    text = decode(recording).text
+    declared = tools if tools is not None else recording.tools
+    trace = run_trace(make_detector(factory, declared), [text] if text else [], states=False)
+    if trace.crash is not None:
+        raise TcrError(f"{path}: the detector raised {trace.crash.error}: nothing to bless")
+    return expectation_of(trace.events)
+
+
+def bless(
+    paths: Iterable[str | Path],
+    *,
+    detector: str | Factory | None = None,
+    tools: Sequence[str] | None = None,
+) -> list[Change]:
+    """Store the detector's current result as each recording's expectation."""
+    factory = load_factory(detector) if detector is None or isinstance(detector, str) else detector
+    blessed = []
+    for path in iter_recordings(list(paths)):
+        current = _current(path, factory, tools)
+        stored = read_recording(path).expect
+        write_expectation(path, current)
+        blessed.append(Change(path, stored, current))
+    return blessed
+
+
+def changes(
+    paths: Iterable[str | Path],
+    *,
+    detector: str | Factory | None = None,
+    tools: Sequence[str] | None = None,
+) -> list[Change]:
+    """Recordings whose stored expectation is missing or differs from the current result."""
+    factory = load_factory(detector) if detector is None or isinstance(detector, str) else detector
+    found = []
+    for path in iter_recordings(list(paths)):
+        current = _current(path, factory, tools)
+        stored = read_recording(path).expect
+        if stored != current:
+            found.append(Change(path, stored, current))
+    return found
+
+
+def render_diff(change: Change) -> str:
+    """A unified diff of the stored and the current expectation, as pretty JSON."""
+    before = json.dumps(change.stored, indent=2, ensure_ascii=False, sort_keys=True)
+    after = json.dumps(change.current, indent=2, ensure_ascii=False, sort_keys=True)
+    lines = difflib.unified_diff(
+        before.splitlines(), after.splitlines(), "stored", "current", lineterm=""
+    )
+    return "\n".join(lines)

@@ -1,0 +1,101 @@
+"""``tcr bless`` and ``tcr review``: golden expectations for recordings."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.markup import escape
+from rich.syntax import Syntax
+
+from tcr.commands.options import detector_option, fail, parse_tools, tools_option
+from tcr.errors import TcrError
+
+__all__ = ["bless", "review"]
+
+BLESS_EPILOG = """\b
+Examples:
+  tcr bless corpora/recorded/weather.msgpack
+  tcr bless corpora/found/ --detector mypkg.parser:make_detector
+"""
+
+REVIEW_EPILOG = """\b
+Keys at each change: a accept (store the current result), r reject (keep the
+stored one), s skip, A accept this and every remaining change, q quit.
+
+\b
+Examples:
+  tcr review corpora/
+  tcr review corpora/recorded --detector mypkg.parser:make_detector
+"""
+
+
+@click.command(epilog=BLESS_EPILOG)
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@detector_option
+@tools_option
+def bless(paths: tuple[Path, ...], detector: str | None, tools: str | None) -> None:
+    """Show what the detector emits for each recording now, and store it as the
+    recording's expectation (what the `expected` oracle checks from then on)."""
+    from tcr.replay.bless import bless as bless_all
+
+    console = Console()
+    try:
+        blessed = bless_all(paths, detector=detector, tools=parse_tools(tools))
+    except TcrError as error:
+        fail("bless", error)
+    for change in blessed:
+        what = "unchanged" if change.stored == change.current else "blessed"
+        console.print(f"[bold]{escape(str(change.path))}[/]: {what}")
+        console.print(
+            Syntax(json.dumps(change.current, indent=2, ensure_ascii=False), "json"),
+            soft_wrap=True,
+        )
+
+
+@click.command(epilog=REVIEW_EPILOG)
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@detector_option
+@tools_option
+def review(paths: tuple[Path, ...], detector: str | None, tools: str | None) -> None:
+    """Walk the recordings whose stored expectation differs from what the detector
+    emits now, with a diff of each, and accept or reject the change."""
+    from tcr.corpus import write_expectation
+    from tcr.replay.bless import changes, render_diff
+
+    console = Console()
+    try:
+        found = changes(paths, detector=detector, tools=parse_tools(tools))
+    except TcrError as error:
+        fail("review", error)
+    if not found:
+        console.print("every stored expectation matches: nothing to review")
+        return
+    accept_rest = False
+    accepted = rejected = 0
+    for n, change in enumerate(found, 1):
+        console.print(f"\n[bold]{n}/{len(found)} {escape(str(change.path))}[/]")
+        console.print(Syntax(render_diff(change), "diff"), soft_wrap=True)
+        key = "a" if accept_rest else _ask()
+        if key == "q":
+            break
+        if key == "A":
+            accept_rest, key = True, "a"
+        if key == "a":
+            write_expectation(change.path, change.current)
+            accepted += 1
+        elif key == "r":
+            rejected += 1
+    console.print(f"\naccepted {accepted}, rejected {rejected}, of {len(found)} changed")
+
+
+def _ask() -> str:
+    return str(
+        click.prompt(
+            "accept, reject, skip, all, quit",
+            type=click.Choice(["a", "r", "s", "A", "q"]),
+            show_choices=True,
+        )
+    )

@@ -1,0 +1,94 @@
+"""tcr bless and tcr review: golden expectations stored, compared and reviewed."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tcr.cli import main
+from tcr.corpora import ROOT
+from tcr.corpus import read_recording, write_expectation
+from tcr.replay import run
+from tcr.replay.bless import changes, expectation_of
+
+SOURCE = ROOT / "recorded" / "tool_call_tag_json.msgpack"
+
+
+@pytest.fixture
+def recording(tmp_path: Path) -> Path:
+    path = tmp_path / SOURCE.name
+    shutil.copy(SOURCE, path)
+    return path
+
+
+def test_bless_stores_what_the_reference_emits(recording: Path) -> None:
+    write_expectation(recording, {"text": "stale", "calls": [], "reasoning": ""})
+    result = CliRunner().invoke(main, ["bless", str(recording)])
+    assert result.exit_code == 0, result.output
+    assert "blessed" in result.output and "get_weather" in result.output
+    assert (
+        read_recording(recording).expect == read_recording(SOURCE).expect
+    )  # the independent truth
+    assert run([recording], runs=5).exit_code == 0
+
+
+def test_bless_with_a_broken_detector_stores_its_wrong_result_and_review_finds_it(
+    recording: Path,
+) -> None:
+    result = CliRunner().invoke(
+        main, ["bless", str(recording), "--detector", "tcr.detector.broken:per_chunk_markers"]
+    )
+    assert result.exit_code == 0
+    # Whole text in one chunk: even the broken detector gets it right, so nothing changes.
+    assert changes([recording]) == []
+    write_expectation(recording, {"text": "stale", "calls": [], "reasoning": ""})
+    found = changes([recording])
+    assert [c.path for c in found] == [recording]
+
+
+def test_review_accepts_a_change_with_a(recording: Path) -> None:
+    write_expectation(recording, {"text": "stale", "calls": [], "reasoning": ""})
+    result = CliRunner().invoke(main, ["review", str(recording)], input="a\n")
+    assert result.exit_code == 0, result.output
+    assert '-  "text": "stale"' in result.output
+    assert "accepted 1, rejected 0, of 1 changed" in result.output
+    assert changes([recording]) == []
+
+
+def test_review_reject_keeps_the_stored_expectation(recording: Path) -> None:
+    stale = {"text": "stale", "calls": [], "reasoning": ""}
+    write_expectation(recording, stale)
+    result = CliRunner().invoke(main, ["review", str(recording)], input="r\n")
+    assert "accepted 0, rejected 1" in result.output
+    assert read_recording(recording).expect == stale
+
+
+def test_review_with_nothing_changed_says_so(recording: Path) -> None:
+    result = CliRunner().invoke(main, ["review", str(recording)])
+    assert "nothing to review" in result.output
+
+
+def test_bless_a_corrupt_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.msgpack"
+    bad.write_bytes(b"garbage")
+    result = CliRunner().invoke(main, ["bless", str(bad)])
+    assert result.exit_code == 2 and "bad.msgpack" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_expectation_of_joins_text_and_rejected_content() -> None:
+    from tcr.detector import Rejected, Text, ToolCall
+
+    events = [
+        Text("a "),
+        Rejected("{x", "{x", "bare_json", "not_a_call"),
+        ToolCall("f", '{"k": 1}'),
+    ]
+    assert expectation_of(events) == {
+        "text": "a {x",
+        "calls": [{"name": "f", "arguments": {"k": 1}}],
+        "reasoning": "",
+    }
