@@ -1,0 +1,129 @@
+"""A pytest plugin: recordings x strategies as test items, and a ``tcr_replay`` fixture.
+
+    pytest --tcr-corpus corpora/ --tcr-detector mypkg.parser:make_detector
+
+Each recording under ``--tcr-corpus`` and each ``--tcr-rechunk`` strategy
+becomes one test item that replays it with every oracle; a failing item shows
+the violation and the shrunk reproducer. Without ``--tcr-corpus`` the plugin
+adds nothing but the fixture.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tcr.rechunk import DEFAULT_STRATEGIES
+
+__all__ = ["ReplayItem"]
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("tcr", "tcr: replay recorded LLM token streams")
+    group.addoption(
+        "--tcr-corpus",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="Recordings (files or directories) to replay as test items; repeatable.",
+    )
+    group.addoption(
+        "--tcr-detector",
+        default=None,
+        metavar="PKG.MOD:FACTORY",
+        help="Detector factory to test (default: the reference StreamDetector).",
+    )
+    group.addoption(
+        "--tcr-rechunk",
+        action="append",
+        default=[],
+        metavar="STRATEGY",
+        help="Rechunking strategy; repeatable (default: original, whole, char, random).",
+    )
+    group.addoption("--tcr-runs", type=int, default=20, help="Runs of random strategies.")
+    group.addoption("--tcr-seed", type=int, default=0, help="Seed of random strategies.")
+
+
+class ReplayItem(pytest.Item):
+    """One recording replayed under one strategy."""
+
+    def __init__(self, *, path: Path, strategy: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.path = path
+        self.strategy = strategy
+
+    def runtest(self) -> None:
+        from tcr.replay import run
+
+        config = self.config
+        report = run(
+            [self.path],
+            strategies=[self.strategy],
+            runs=config.getoption("tcr_runs"),
+            seed=config.getoption("tcr_seed"),
+            detector=config.getoption("tcr_detector"),
+        )
+        if report.exit_code != 0:
+            raise ReplayFailed(report)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, ReplayFailed):
+            report = excinfo.value.report
+            lines = [f"{e.path}: {e.message}" for e in report.errors]
+            for outcome in report.outcomes:
+                if outcome.error:
+                    lines.append(f"{outcome.strategy}: {outcome.error}")
+                for failure in outcome.failures:
+                    lines.append(f"{outcome.strategy}: {failure.violation}")
+                    lines.append(f"  reproduce: {failure.reproducer}")
+            return "\n".join(lines)
+        return str(super().repr_failure(excinfo))
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, f"tcr replay {self.path.name} --rechunk {self.strategy}"
+
+
+class ReplayFailed(Exception):
+    def __init__(self, report: Any) -> None:
+        super().__init__("replay found violations")
+        self.report = report
+
+
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    corpus = config.getoption("tcr_corpus")
+    if not corpus:
+        return
+    from tcr.corpus import iter_recordings
+    from tcr.errors import TcrError
+
+    try:
+        paths = list(iter_recordings(corpus))
+    except TcrError as error:
+        raise pytest.UsageError(str(error)) from None
+    strategies = config.getoption("tcr_rechunk") or list(DEFAULT_STRATEGIES)
+    for path in paths:
+        for strategy in strategies:
+            items.append(
+                ReplayItem.from_parent(
+                    session, name=f"tcr[{path.name}-{strategy}]", path=path, strategy=strategy
+                )
+            )
+
+
+@pytest.fixture
+def tcr_replay(request: pytest.FixtureRequest) -> Callable[..., Any]:
+    """``tcr.replay.run`` with ``--tcr-detector`` as its default detector."""
+    from tcr.replay import run
+
+    default = request.config.getoption("tcr_detector")
+
+    def replay(*args: Any, **kwargs: Any) -> Any:
+        kwargs.setdefault("detector", default)
+        return run(*args, **kwargs)
+
+    return replay
