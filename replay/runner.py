@@ -18,6 +18,7 @@ from typing import Any
 
 from tcr.corpus import iter_recordings, read_recording
 from tcr.detector.loader import Factory, load_factory, make_detector
+from tcr.detector.stdio import CommandFactory
 from tcr.errors import TcrError
 from tcr.minimize import minimize_splits, minimize_text
 from tcr.oracle import CHECKS, TRACE_CHECKS, Verdict, Violation, check_trace, warm_cold_verdict
@@ -48,6 +49,7 @@ class _Plan:
 
     factory: Factory
     detector_spec: str | None
+    detector_cmd: str | None  # a --detector-cmd harness, named so in reproducers
     strategies: tuple[Strategy, ...]
     runs: int
     seed: int
@@ -202,13 +204,17 @@ def _plan(
     unknown = [c for c in chosen if c not in CHECKS]
     if unknown:
         raise TcrError(f"unknown check {unknown[0]!r}; known: {', '.join(CHECKS)}")
+    command: str | None = None
     if isinstance(detector, str) or detector is None:
         factory, spec = load_factory(detector), detector
+    elif isinstance(detector, CommandFactory):
+        factory, spec, command = detector, None, detector.command
     else:
         factory, spec = detector, getattr(detector, "__module__", "?") + ":" + detector.__qualname__
     return _Plan(
         factory=factory,
         detector_spec=spec,
+        detector_cmd=command,
         strategies=parsed,
         runs=runs,
         seed=seed,
@@ -397,6 +403,8 @@ class _Replay:
         args: list[str] = []
         if self.plan.detector_spec:
             args += ["--detector", self.plan.detector_spec]
+        if self.plan.detector_cmd:
+            args += ["--detector-cmd", self.plan.detector_cmd]
         if self.plan.tools is not None:
             args += ["--tools", ",".join(self.plan.tools)]
         return args
@@ -409,12 +417,16 @@ class _Replay:
     def snippet(self, chunks: Sequence[str], check: str) -> str:
         name = "test_" + "".join(c if c.isalnum() else "_" for c in f"{check}_regression")
         detector = f", detector={self.plan.detector_spec!r}" if self.plan.detector_spec else ""
+        imports = "from tcr.replay import check_chunks\n"
+        if self.plan.detector_cmd:
+            detector = f", detector=command_factory({self.plan.detector_cmd!r})"
+            imports = "from tcr.detector.stdio import command_factory\n" + imports
         tools = "" if self.tools is None else f", tools={list(self.tools)!r}"
         expect = ""
         if check == "expected" and self.expect is not None:
             expect = f", expectation={dict(self.expect)!r}"
         return (
-            "from tcr.replay import check_chunks\n\n\n"
+            f"{imports}\n\n"
             f"def {name}() -> None:\n"
             f"    # shrunk by tcr replay from {self.path}\n"
             f"    chunks = {list(chunks)!r}\n"

@@ -9,7 +9,15 @@ import click
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-__all__ = ["detector_option", "fail", "json_option", "parse_tools", "seed_option", "tools_option"]
+__all__ = [
+    "detector_cmd_option",
+    "detector_option",
+    "fail",
+    "json_option",
+    "parse_tools",
+    "seed_option",
+    "tools_option",
+]
 
 
 def detector_option(fn: F) -> F:
@@ -19,6 +27,25 @@ def detector_option(fn: F) -> F:
         metavar="PKG.MOD:FACTORY",
         default=None,
         help="Detector factory to load (default: the reference tcr.detector.core:StreamDetector).",
+    )(fn)
+
+
+def detector_cmd_option(fn: F) -> F:
+    fn = click.option(
+        "--detector-timeout",
+        type=float,
+        default=5.0,
+        show_default=True,
+        metavar="SECONDS",
+        help="How long a --detector-cmd process may take to answer one request.",
+    )(fn)
+    return click.option(
+        "--detector-cmd",
+        "detector_cmd",
+        metavar="CMD",
+        default=None,
+        help="Run the detector in another process speaking the JSON-lines protocol "
+        "(see the README); e.g. 'python -m tcr.detector.stdio pkg.mod:factory'.",
     )(fn)
 
 

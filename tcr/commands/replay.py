@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -11,6 +13,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from tcr.commands.options import (
+    detector_cmd_option,
     detector_option,
     fail,
     json_option,
@@ -18,6 +21,7 @@ from tcr.commands.options import (
     seed_option,
     tools_option,
 )
+from tcr.detector.stdio import CommandFactory, command_factory
 from tcr.errors import TcrError
 from tcr.oracle import CHECKS
 from tcr.rechunk import STRATEGY_FORMS
@@ -42,6 +46,7 @@ Examples:
   tcr replay rec.msgpack --detector mypkg.parser:make_detector --tools get_weather
   tcr replay rec.msgpack --rechunk splits:12,15 --check no_leak
   tcr replay rec.msgpack --detector mypkg.parser:make_detector --debug
+  tcr replay corpora/ --detector-cmd './my-go-detector --stdio' --detector-timeout 2
   tcr replay corpora/ --jobs 2 --shard 1/3     # this machine's third, on 2 cores
   tcr replay corpora/recorded --layer transport --rechunk bytes-random
   tcr replay corpora/ --json > report.json; tcr replay corpora/ --junit replay.xml
@@ -61,6 +66,7 @@ Examples:
 @click.option("--runs", type=int, default=20, show_default=True, help="Runs of random strategies.")
 @seed_option
 @detector_option
+@detector_cmd_option
 @tools_option
 @click.option(
     "--check",
@@ -96,6 +102,8 @@ def replay(
     runs: int,
     seed: int,
     detector: str | None,
+    detector_cmd: str | None,
+    detector_timeout: float,
     tools: str | None,
     checks: tuple[str, ...],
     layer: str,
@@ -116,13 +124,16 @@ def replay(
 
     err = Console(stderr=True)
     try:
-        with _progress(err, enabled=not as_json) as advance:
+        with (
+            _detector(detector, detector_cmd, detector_timeout, jobs) as chosen,
+            _progress(err, enabled=not as_json) as advance,
+        ):
             report = run(
                 list(paths) or None,
                 strategies=strategies or None,
                 runs=runs,
                 seed=seed,
-                detector=detector,
+                detector=chosen,
                 tools=parse_tools(tools),
                 checks=checks or None,
                 layer=layer,
@@ -140,9 +151,25 @@ def replay(
         click.echo(to_json(report))
     else:
         render(report, Console(soft_wrap=False))
-    if debug and report.failures:
+    if debug and report.failures and detector_cmd is None:
         _debug(report, detector, parse_tools(tools))
     sys.exit(report.exit_code)
+
+
+@contextmanager
+def _detector(
+    spec: str | None, command: str | None, timeout: float, jobs: int
+) -> Iterator[str | CommandFactory | None]:
+    """``--detector`` as it is, or ``--detector-cmd`` as one harness process for the run."""
+    if command is None:
+        yield spec
+        return
+    if spec is not None:
+        raise TcrError("--detector and --detector-cmd exclude each other: give one")
+    if jobs > 1:
+        raise TcrError("--detector-cmd does not combine with --jobs yet: drop --jobs")
+    with command_factory(command, timeout=timeout) as factory:
+        yield factory
 
 
 def _debug(report: Report, detector: str | None, tools: list[str] | None) -> None:
