@@ -26,10 +26,12 @@ __all__ = [
     "Placed",
     "Step",
     "Trace",
+    "checked_events",
     "describe_error",
     "merge_placed",
     "place_events",
     "run_trace",
+    "snapshot_state",
 ]
 
 EVENT_TYPES = (Text, ToolCall, Reasoning, Rejected)
@@ -129,23 +131,24 @@ def run_trace(detector: Detector, chunks: Sequence[str], *, states: bool = True)
     offset = 0
     for index, chunk in enumerate(chunk_tuple):
         try:
-            events = _checked(detector.feed(chunk), "feed()")
-            state = _snapshot(getattr(detector, "state", None)) if read_state else None
+            events = checked_events(detector.feed(chunk), "feed()")
+            state = snapshot_state(getattr(detector, "state", None)) if read_state else None
         except Exception as error:  # any detector failure is a finding, reported
             return Trace(chunk_tuple, tuple(steps), Crash(index, offset, describe_error(error)))
         steps.append(Step(index, chunk, offset, events, state))
         offset += len(chunk)
     index = len(chunk_tuple)
     try:
-        events = _checked(detector.finish(), "finish()")
-        state = _snapshot(getattr(detector, "state", None)) if read_state else None
+        events = checked_events(detector.finish(), "finish()")
+        state = snapshot_state(getattr(detector, "state", None)) if read_state else None
     except Exception as error:
         return Trace(chunk_tuple, tuple(steps), Crash(index, offset, describe_error(error)))
     steps.append(Step(index, None, offset, events, state))
     return Trace(chunk_tuple, tuple(steps), None)
 
 
-def _checked(result: object, call: str) -> tuple[Event, ...]:
+def checked_events(result: object, call: str) -> tuple[Event, ...]:
+    """What ``feed()``/``finish()`` returned, as events; anything else is a ``TypeError``."""
     # A wrong return type would otherwise surface as an obscure error deep in an oracle.
     if not isinstance(result, list | tuple):
         raise TypeError(f"{call} returned {type(result).__name__}, not a list of events")
@@ -155,7 +158,8 @@ def _checked(result: object, call: str) -> tuple[Event, ...]:
     return tuple(result)
 
 
-def _snapshot(state: object) -> object:
+def snapshot_state(state: object) -> object:
+    """A detector's ``state`` kept safe from later steps (frozen values are kept as is)."""
     # The reference detector's ``state`` is already a fresh frozen snapshot; copying
     # it again per chunk would cost more than the detector step. Anything mutable is
     # deep-copied so later steps cannot rewrite earlier ones.

@@ -10,7 +10,6 @@ raw emitted, shown length, block spans) is kept in flat lists, and a
 
 from __future__ import annotations
 
-import copy
 import enum
 import time
 from bisect import bisect_left, bisect_right
@@ -20,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from tcr.detector.events import Detector, Event, Rejected, Text
 from tcr.oracle import Verdict, Violation
-from tcr.trace import EVENT_TYPES, Crash, Step, Trace, describe_error
+from tcr.trace import Crash, Step, Trace, checked_events, describe_error, snapshot_state
 
 from .source import deadline_passed
 
@@ -28,8 +27,6 @@ if TYPE_CHECKING:
     from .model import Session
 
 __all__ = ["Run", "StateView", "StepView", "state_label"]
-
-_IMMUTABLE = (str, bytes, int, float, bool, enum.Enum, type(None))
 
 
 # --- state snapshots, whatever the detector ---------------------------------------
@@ -91,31 +88,6 @@ def _str_field(state: object, name: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _snapshot(state: object) -> object:
-    # As run_trace does: a frozen snapshot is kept as is, anything mutable is
-    # deep-copied so later steps cannot rewrite earlier ones.
-    if isinstance(state, _IMMUTABLE):
-        return state
-    params = getattr(type(state), "__dataclass_params__", None)
-    if params is not None and params.frozen:
-        return state
-    if isinstance(state, tuple) and all(isinstance(item, _IMMUTABLE) for item in state):
-        return state
-    return copy.deepcopy(state)
-
-
-def _checked(result: object, call: str) -> tuple[Event, ...]:
-    if not isinstance(result, list | tuple):
-        raise TypeError(f"{call} returned {type(result).__name__}, not a list of events")
-    for event in result:
-        if not isinstance(event, EVENT_TYPES):
-            raise TypeError(f"{call} returned a {type(event).__name__} among its events")
-    return tuple(result)
-
-
-# --- one step, as the panes show it ---------------------------------------------------
-
-
 @dataclass(frozen=True, slots=True)
 class StepView:
     """One row of the steps pane and everything the detail pane shows for it."""
@@ -167,7 +139,7 @@ class Run:
         self.initial: object = None
         if self.stateful:
             try:
-                self.initial = _snapshot(self.detector.state)  # type: ignore[attr-defined]
+                self.initial = snapshot_state(self.detector.state)  # type: ignore[attr-defined]
             except Exception:
                 self.initial = None
         self.steps: list[Step] = []
@@ -254,10 +226,10 @@ class Run:
             chunk = chunks[index] if index < n else None
             try:
                 if chunk is not None:
-                    events = _checked(detector.feed(chunk), "feed()")
+                    events = checked_events(detector.feed(chunk), "feed()")
                 else:
-                    events = _checked(detector.finish(), "finish()")
-                state = _snapshot(detector.state) if self.stateful else None  # type: ignore[attr-defined]
+                    events = checked_events(detector.finish(), "finish()")
+                state = snapshot_state(detector.state) if self.stateful else None  # type: ignore[attr-defined]
             except Exception as error:  # any detector failure is a finding, reported
                 self.crash = Crash(index, offset, describe_error(error))
                 self.done = True
