@@ -50,7 +50,7 @@ class Finding:
     violation: Violation  # the first violation of the shrunk case
     violations: tuple[Violation, ...]  # all of them
     case: Case  # shrunk
-    found_after: int  # examples run when it was found (this one included)
+    found_after: int  # examples run when it was found (this one included; by every job)
     seconds_to_find: float
     shrink_seconds: float
     original_length: int  # characters of the case as first found
@@ -78,7 +78,9 @@ class FuzzReport:
     recordings: int = 0  # recordings mutated
     skipped: list[str] = field(default_factory=list)  # recordings not mutated, and why
     finding: Finding | None = None
-    stopped: str = ""  # "budget", "max_examples" or "failure"
+    stopped: str = ""  # "budget", "max_examples" or "failure" ("stopped": by another job's failure)
+    shard: tuple[int, int] | None = None  # (k, n): the k-th of n shares of the search
+    jobs: int = 1  # processes
 
     @property
     def examples(self) -> int:

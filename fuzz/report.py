@@ -36,6 +36,7 @@ def render(report: FuzzReport, console: Console) -> None:
         limits.append(f"budget {report.budget_s:g} s")
     if report.max_examples is not None:
         limits.append(f"at most {_plural(report.max_examples, 'example')}")
+    limits += _scale_out(report)
     console.print(
         f"[bold]tcr fuzz[/] {escape(report.detector)}, seed {report.seed}, {', '.join(limits)}; "
         f"mutating {_plural(report.recordings, 'recording')}",
@@ -53,6 +54,16 @@ def render(report: FuzzReport, console: Console) -> None:
         console.print("[green]no violation[/]")
         return
     _render_finding(report.finding, console)
+
+
+def _scale_out(report: FuzzReport) -> list[str]:
+    """``shard 2/3`` and ``2 jobs``, when the run used them."""
+    words = []
+    if report.shard is not None:
+        words.append(f"shard {report.shard[0]}/{report.shard[1]}")
+    if report.jobs > 1:
+        words.append(f"{report.jobs} jobs")
+    return words
 
 
 def _render_finding(finding: Finding, console: Console) -> None:
@@ -99,11 +110,19 @@ def write_junit(report: FuzzReport, path: str | Path) -> None:
         skipped="0",
         time=f"{report.seconds:.3f}",
     )
+    if report.shard is not None or report.jobs > 1:
+        properties = ET.SubElement(suite, "properties")
+        if report.shard is not None:
+            ET.SubElement(properties, "property", name="shard", value="{}/{}".format(*report.shard))
+        ET.SubElement(properties, "property", name="jobs", value=str(report.jobs))
+    classname = f"tcr fuzz {report.detector} seed {report.seed}"
+    if report.shard is not None:  # CI matrices: one class per shard
+        classname += " shard {}/{}".format(*report.shard)
     for kind, examples in kinds:
         case = ET.SubElement(
             suite,
             "testcase",
-            classname=f"tcr fuzz {report.detector} seed {report.seed}",
+            classname=classname,
             name=f"{kind} ({examples} examples)",
             time=f"{report.search_seconds:.3f}",
         )

@@ -8,13 +8,16 @@ the test by a private ``BaseException``, which Hypothesis does not catch. The
 first failure stops the search; Hypothesis shrinks it (the budget does not cut
 shrinking short, ``SHRINK_SECONDS`` does), the split points are then cut to a
 1-minimal set by delta debugging, and the case is saved as a recording.
+
+``shard`` runs one deterministic share of the batches and ``jobs`` spreads them
+over processes (``.schedule`` says which batch runs where, ``.pool`` how the
+workers share a stop flag); a worker that finds a failure shrinks it itself.
 """
 
 from __future__ import annotations
 
-import hashlib
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
@@ -27,12 +30,15 @@ from tcr.detector.loader import REFERENCE, Factory, load_factory
 from tcr.errors import TcrError
 from tcr.minimize import minimize_splits
 from tcr.oracle import Violation
+from tcr.shard import check_shard
 
 from .check import CaseChecker, FactoryFailed
 from .dialects import FORMAT_NAMES
 from .model import Case, Finding, FuzzReport
 from .mutate import OPS_BYTES, Seed, decode_mutant, load_seeds
+from .pool import require_picklable, run_workers, shared
 from .save import commands, detector_spec, save_case
+from .schedule import BATCH, Batch, batch_count, batches
 from .source import Source
 from .strategies import (
     CHUNK_BYTES,
@@ -50,8 +56,6 @@ __all__ = ["BATCH", "DEFAULT_BUDGET_S", "DEFAULT_SAVE", "SHRINK_SECONDS", "run"]
 
 DEFAULT_SAVE = Path("corpora/found")
 DEFAULT_BUDGET_S = 60.0
-BATCH = 250  # examples per Hypothesis run
-MUTATION_EVERY = 4  # one batch in four mutates recordings (when there are any), the second
 SHRINK_SECONDS = 60.0
 Progress = Callable[[FuzzReport], None]
 
@@ -96,22 +100,38 @@ def _cases(size: int) -> st.SearchStrategy[bytes]:
     return st.binary(min_size=size, max_size=size)
 
 
-def _batch_seed(seed: int, batch: int) -> int:
-    digest = hashlib.sha256(f"tcr fuzz {seed} {batch}".encode()).digest()
-    return int.from_bytes(digest[:8], "big")
-
-
 # --- one batch ------------------------------------------------------------------------
 
 
-class _Search:
-    """Counts examples, watches the clock, and keeps the smallest failure seen."""
+def _never() -> bool:
+    return False
 
-    def __init__(self, checker: CaseChecker, deadline: float, started: float) -> None:
+
+def _always() -> bool:
+    return True
+
+
+class _Search:
+    """Counts examples, watches the clock, and keeps the smallest failure seen.
+
+    In a worker process ``stopped`` says another worker found a failure, and
+    ``claim`` stops the others when this one finds the first.
+    """
+
+    def __init__(
+        self,
+        checker: CaseChecker,
+        deadline: float,
+        started: float,
+        stopped: Callable[[], bool] = _never,
+        claim: Callable[[], bool] = _always,
+    ) -> None:
         self.checker = checker
         self.decode: Callable[[bytes], Case] = partial(_generated_case, FORMAT_NAMES)  # per batch
         self.deadline = deadline
         self.started = started
+        self.stopped = stopped
+        self.claim = claim
         self.examples = 0  # examples run before the first failure (it included)
         self.first_failure: float | None = None
         self.original: Case | None = None
@@ -120,7 +140,7 @@ class _Search:
     def test(self, data: bytes) -> None:
         now = time.perf_counter()
         if self.first_failure is None:
-            if now > self.deadline:
+            if now > self.deadline or self.stopped():
                 raise _OutOfTime
             self.examples += 1
         elif now > self.first_failure + SHRINK_SECONDS:
@@ -130,6 +150,8 @@ class _Search:
         if not violations:
             return
         if self.first_failure is None:
+            if not self.claim():  # another worker found a failure first: it reports one
+                raise _OutOfTime
             self.first_failure, self.original = time.perf_counter(), case
         if self.best is None or _size(case) < _size(self.best[0]):
             self.best = case, violations
@@ -193,75 +215,189 @@ def run(
     corpus: Sequence[str | Path] | None = None,
     save: str | Path | None = DEFAULT_SAVE,
     on_progress: Progress | None = None,
+    shard: tuple[int, int] | None = None,
+    jobs: int = 1,
 ) -> FuzzReport:
     """Fuzz a detector with generated messages and mutated recordings; stop at the first failure.
 
     ``budget_s`` bounds the search in seconds, ``max_examples`` in examples (at
     least one of them; default: 60 s). ``corpus``: recordings to mutate (files or
     directories; default the bundled corpora, ``[]`` none). ``save``: where the
-    failure is saved as a recording (``None``: not saved). Raises ``TcrError``
-    for unusable options; a detector that crashes is a finding (check ``crash``).
+    failure is saved as a recording (``None``: not saved). ``shard=(k, n)`` runs
+    the k-th of n deterministic shares of the search (1 <= k <= n; ``max_examples``
+    counts the whole search, so the n shards together run it exactly once).
+    ``jobs`` > 1 spreads the search over that many processes: the counts are
+    summed, the budget is the wall time of the run, and the first failure stops
+    every worker. Raises ``TcrError`` for unusable options; a detector that
+    crashes is a finding (check ``crash``).
     """
     if budget_s is not None and budget_s <= 0:
         raise TcrError(f"budget must be positive, not {budget_s} s")
     if max_examples is not None and max_examples < 1:
         raise TcrError(f"max examples must be at least 1, not {max_examples}")
+    if jobs < 1:
+        raise TcrError(f"jobs must be at least 1, not {jobs}")
+    if shard is not None:
+        check_shard(shard)
     if budget_s is None and max_examples is None:
         budget_s = DEFAULT_BUDGET_S
     plan, skipped = _plan(detector, formats, corpus)
-    report = FuzzReport(plan.spec, seed, budget_s, max_examples, plan.formats, skipped=skipped)
+    report = FuzzReport(
+        plan.spec,
+        seed,
+        budget_s,
+        max_examples,
+        plan.formats,
+        skipped=skipped,
+        shard=shard,
+        jobs=jobs,
+    )
     report.recordings = len(plan.seeds)
-    checker = CaseChecker(plan.factory)
+    if jobs > 1:
+        require_picklable(plan.factory)
+    count = batch_count(max_examples, shard)
+    workers = jobs if count is None else max(1, min(jobs, count))  # no idle worker
     try:
-        _search(report, plan, checker, save, on_progress)
+        if workers > 1:
+            _search_in_processes(report, plan, workers, save, on_progress)
+        else:
+            _search(report, plan, save, on_progress)
     except FactoryFailed as error:
         raise TcrError(f"detector {plan.spec}: {error}") from None
     return report
 
 
 def _search(
+    report: FuzzReport, plan: _Plan, save: str | Path | None, on_progress: Progress | None
+) -> None:
+    started = time.perf_counter()
+    checker = CaseChecker(plan.factory)
+    search = _Search(checker, _deadline(started, report.budget_s), started)
+    _run_batches(
+        report,
+        plan,
+        search,
+        batches(report.seed, report.max_examples, shard=report.shard),
+        on_progress,
+    )
+    if search.best is not None:
+        report.finding = _saved(_finding(search, checker, report), report, plan, save)
+    report.seconds = time.perf_counter() - started
+
+
+def _search_in_processes(
     report: FuzzReport,
     plan: _Plan,
-    checker: CaseChecker,
+    workers: int,
     save: str | Path | None,
     on_progress: Progress | None,
 ) -> None:
-    started = time.perf_counter()
-    budget_s, max_examples = report.budget_s, report.max_examples
-    deadline = started + budget_s if budget_s is not None else float("inf")
-    search = _Search(checker, deadline, started)
-    batch = 0
-    while True:
-        remaining = BATCH if max_examples is None else min(BATCH, max_examples - report.examples)
-        mutating = bool(plan.seeds) and batch % MUTATION_EVERY == 1
+    started, wall_started = time.perf_counter(), time.time()
+
+    def progress(generated: int, mutated: int) -> None:
+        report.generated, report.mutated = generated, mutated
+        report.search_seconds = time.perf_counter() - started
+        if on_progress is not None:
+            on_progress(report)
+
+    work = (plan, report, workers, wall_started)
+    parts = run_workers(_work, [work] * workers, on_counts=progress)
+    report.generated = sum(part.generated for part in parts)
+    report.mutated = sum(part.mutated for part in parts)
+    report.search_seconds = max(part.search_seconds for part in parts)
+    report.stopped = "budget" if any(p.stopped == "budget" for p in parts) else "max_examples"
+    for part in parts:  # at most one: the worker that claimed the stop flag
+        if part.finding is not None:
+            report.stopped, report.search_seconds = "failure", part.search_seconds
+            finding = replace(part.finding, found_after=report.examples)
+            report.finding = _saved(finding, report, plan, save)
+    report.seconds = time.perf_counter() - started
+
+
+def _work(
+    worker: int, plan: _Plan, whole: FuzzReport, workers: int, wall_started: float
+) -> FuzzReport:
+    """One worker process's part of the search, shrunk failure included (not saved)."""
+    state = shared()
+    # the run's start on this process's clock: the budget is the wall time of the whole run
+    started = time.perf_counter() - (time.time() - wall_started)
+    part = FuzzReport(
+        whole.detector,
+        whole.seed,
+        whole.budget_s,
+        whole.max_examples,
+        whole.formats,
+        shard=whole.shard,
+    )
+    checker = CaseChecker(plan.factory)
+    search = _Search(
+        checker, _deadline(started, whole.budget_s), started, state.stopped, state.claim
+    )
+    schedule = batches(
+        whole.seed, whole.max_examples, shard=whole.shard, jobs=workers, worker=worker
+    )
+
+    def progress(report: FuzzReport) -> None:
+        state.count(worker, report.generated, report.mutated)
+
+    _run_batches(part, plan, search, schedule, progress)
+    state.count(worker, part.generated, part.mutated)
+    if search.best is not None:
+        part.finding = _finding(search, checker, part)
+    return part
+
+
+def _deadline(started: float, budget_s: float | None) -> float:
+    return started + budget_s if budget_s is not None else float("inf")
+
+
+def _run_batches(
+    report: FuzzReport,
+    plan: _Plan,
+    search: _Search,
+    schedule: Iterable[Batch],
+    on_progress: Progress | None,
+) -> None:
+    """Run the batches until they end, a failure, the budget, or another worker's failure."""
+    report.stopped = "max_examples"  # also when there is no batch (a shard of a short search)
+    for batch, last in _with_last(schedule):
+        mutating = bool(plan.seeds) and batch.mutates
         if mutating:
             search.decode = partial(_mutated_case, plan.seeds)
         else:
             search.decode = partial(_generated_case, plan.formats)
         search.examples = 0
         size = MUTATED_BYTES if mutating else GENERATED_BYTES
-        _run_batch(_cases(size), search, _batch_seed(report.seed, batch), remaining)
+        _run_batch(_cases(size), search, batch.seed, batch.limit)
         if mutating:
             report.mutated += search.examples
         else:
             report.generated += search.examples
-        report.search_seconds = time.perf_counter() - started
+        report.search_seconds = time.perf_counter() - search.started
         if search.best is not None:
-            report.stopped = "failure"
-            break
-        if max_examples is not None and report.examples >= max_examples:
-            report.stopped = "max_examples"
-            break
-        if time.perf_counter() >= deadline:
+            assert search.first_failure is not None
+            report.stopped, report.search_seconds = "failure", search.first_failure - search.started
+            return
+        if search.stopped():
+            report.stopped = "stopped"
+            return
+        if last and search.examples >= batch.limit:
+            return  # every example of the schedule ran
+        if time.perf_counter() >= search.deadline:
             report.stopped = "budget"
-            break
-        if on_progress is not None:
+            return
+        if on_progress is not None and not last:
             on_progress(report)
-        batch += 1
-    if search.best is not None:
-        report.search_seconds = search.first_failure - started if search.first_failure else 0.0
-        report.finding = _finding(search, checker, report, plan, save)
-    report.seconds = time.perf_counter() - started
+
+
+def _with_last(schedule: Iterable[Batch]) -> Iterator[tuple[Batch, bool]]:
+    """Each batch, and whether it is the last one."""
+    pending = iter(schedule)
+    batch = next(pending, None)
+    while batch is not None:
+        following = next(pending, None)
+        yield batch, following is None
+        batch = following
 
 
 def _plan(
@@ -288,9 +424,8 @@ def _plan(
     return _Plan(factory, spec, chosen, seeds), skipped
 
 
-def _finding(
-    search: _Search, checker: CaseChecker, report: FuzzReport, plan: _Plan, save: str | Path | None
-) -> Finding:
+def _finding(search: _Search, checker: CaseChecker, report: FuzzReport) -> Finding:
+    """The failure as Hypothesis shrank it, its split points then cut to a 1-minimal set."""
     assert search.best is not None and search.original is not None
     assert search.first_failure is not None
     case, violations = search.best
@@ -303,7 +438,7 @@ def _finding(
     if len(case.chunks) > 1:
         case = replace(case, chunks=tuple(minimize_splits(case.chunks, fails, budget=2000)))
         violations = checker.check(case) or violations
-    finding = Finding(
+    return Finding(
         violation=violations[0],
         violations=tuple(violations),
         case=case,
@@ -313,6 +448,9 @@ def _finding(
         original_length=len(search.original.text),
         original_splits=len(search.original.chunks) - 1,
     )
+
+
+def _saved(finding: Finding, report: FuzzReport, plan: _Plan, save: str | Path | None) -> Finding:
     if save is None:
         return finding
     path = save_case(finding, Path(save), seed=report.seed, detector=plan.spec)

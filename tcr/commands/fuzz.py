@@ -26,6 +26,9 @@ Formats: """
 The search stops at the first violation (or the budget). The failure is shrunk,
 saved as a recording, and printed with the tcr replay and tcr tui commands that
 reproduce it. The same --seed gives the same sequence of examples.
+--shard K/N runs the K-th of N shares of that sequence (the N shards together
+run it exactly once; --max-examples counts all of it); --jobs spreads a run
+over processes, and the first failure in any of them stops the others.
 Exit codes: 0 no violation, 1 a violation was found, 2 a bad option, a detector
             that cannot be loaded, or one that crashes.
 
@@ -36,6 +39,8 @@ Examples:
   tcr fuzz --detector tcr.detector.broken:per_chunk_markers --budget 30s --seed 3
   tcr fuzz --max-examples 20000 --seed 7 --format tool_call_tag --format think
   tcr fuzz --corpus corpora/recorded --save /tmp/found --junit fuzz.xml
+  tcr fuzz --jobs 2 --budget 10m               # both cores of this machine
+  tcr fuzz --max-examples 400000 --shard 2/4 --jobs 2  # CI machine 2 of 4
 """
 )
 
@@ -78,6 +83,13 @@ def parse_budget(value: str) -> float:
     help="Save the shrunk failure as a recording in this directory.",
 )
 @click.option("--junit", type=click.Path(path_type=Path), help="Write JUnit XML here.")
+@click.option("--jobs", type=int, default=1, show_default=True, help="Search in N processes.")
+@click.option(
+    "--shard",
+    metavar="K/N",
+    default=None,
+    help="Run the K-th of N deterministic shares of the search (for CI matrices).",
+)
 def fuzz(
     detector: str | None,
     budget: str | None,
@@ -87,15 +99,19 @@ def fuzz(
     corpus: tuple[Path, ...],
     save: Path,
     junit: Path | None,
+    jobs: int,
+    shard: str | None,
 ) -> None:
     """Fuzz a detector with generated messages (every dialect, with their ground truth)
     and mutated recordings, under random chunkings, against every oracle."""
     from tcr.fuzz import run
     from tcr.fuzz.report import render, write_junit
+    from tcr.shard import parse_shard
 
     err = Console(stderr=True)
     try:
         budget_s = parse_budget(budget) if budget is not None else None
+        shares = None if shard is None else parse_shard(shard)
         with err.status("fuzzing", spinner="dots") if err.is_terminal else nullcontext() as status:
 
             def progress(report: FuzzReport) -> None:
@@ -113,6 +129,8 @@ def fuzz(
                 corpus=list(corpus) or None,
                 save=save,
                 on_progress=progress,
+                shard=shares,
+                jobs=jobs,
             )
     except TcrError as error:
         fail("fuzz", error)
