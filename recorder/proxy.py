@@ -16,10 +16,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
@@ -29,6 +27,7 @@ from aiohttp import web
 from multidict import CIMultiDict, CIMultiDictProxy
 from yarl import URL
 
+from tcr._background import in_background
 from tcr.recorder.body import BodyReader
 from tcr.recorder.capture import (
     Capture,
@@ -329,7 +328,6 @@ async def serve_proxy(
         await asyncio.Event().wait()
 
 
-@contextmanager
 def running_proxy(
     upstream: str,
     out_dir: str | Path,
@@ -338,19 +336,8 @@ def running_proxy(
     port: int = 0,
     timeout: float = DEFAULT_TIMEOUT,
     labels: Mapping[str, Any] | None = None,
-) -> Iterator[RecordingProxy]:
+) -> contextlib.AbstractContextManager[RecordingProxy]:
     """A :class:`RecordingProxy` on its own event loop in a background thread, for
     synchronous code (tests, scripts): ``with running_proxy(url, dir) as proxy:``."""
-    loop = asyncio.new_event_loop()
-    thread = threading.Thread(target=loop.run_forever, name="tcr-proxy", daemon=True)
-    thread.start()
     proxy = RecordingProxy(upstream, out_dir, host=host, port=port, timeout=timeout, labels=labels)
-    try:
-        asyncio.run_coroutine_threadsafe(proxy.start(), loop).result(timeout=30)
-        yield proxy
-    finally:
-        with contextlib.suppress(Exception):
-            asyncio.run_coroutine_threadsafe(proxy.close(), loop).result(timeout=30)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(timeout=30)
-        loop.close()
+    return in_background(proxy, name="tcr-proxy")

@@ -13,6 +13,7 @@ Examples:
   tcr show rec.msgpack --rechunk splits:12,15
   tcr tui rec.msgpack --rechunk splits:12,15
   tcr fuzz --budget 60s --seed 0
+  tcr serve corpora/recorded --rechunk char --speed 0
 """
 
 
@@ -28,6 +29,7 @@ def _register() -> None:
     from tcr.commands.importer import import_command
     from tcr.commands.record import record
     from tcr.commands.replay import replay
+    from tcr.commands.serve import serve
     from tcr.commands.show import show
     from tcr.commands.tui import tui
 
@@ -37,6 +39,7 @@ def _register() -> None:
     main.add_command(fuzz)
     main.add_command(import_command)
     main.add_command(replay)
+    main.add_command(serve)
     main.add_command(show)
     main.add_command(tui)
 

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+import contextlib
+import signal
+from collections.abc import Callable, Coroutine
 from typing import Any, NoReturn, TypeVar
 
 import click
 
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
 
 __all__ = [
     "detector_cmd_option",
@@ -15,6 +19,7 @@ __all__ = [
     "fail",
     "json_option",
     "parse_tools",
+    "run_interruptible",
     "seed_option",
     "tools_option",
 ]
@@ -81,3 +86,25 @@ def fail(command: str, error: Exception) -> NoReturn:
     message = " ".join(str(error).split()) or type(error).__name__
     click.echo(f"tcr {command}: {message}", err=True)
     raise SystemExit(2)
+
+
+def run_interruptible(coro: Coroutine[Any, Any, T]) -> T:
+    """Run ``coro``; Ctrl-C or SIGTERM cancels it with the signal's name, so a
+    recording in progress is closed as ``"interrupted: Ctrl-C (SIGINT)"``."""
+
+    async def main() -> T:
+        task = asyncio.current_task()
+        loop = asyncio.get_running_loop()
+        installed = []
+        for sig, name in ((signal.SIGINT, "Ctrl-C (SIGINT)"), (signal.SIGTERM, "SIGTERM")):
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                assert task is not None
+                loop.add_signal_handler(sig, task.cancel, name)
+                installed.append(sig)
+        try:
+            return await coro
+        finally:
+            for sig in installed:
+                loop.remove_signal_handler(sig)
+
+    return asyncio.run(main())

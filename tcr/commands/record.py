@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
-import signal
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
@@ -15,13 +13,13 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
-from tcr.commands.options import fail, json_option
+from tcr.commands.options import fail, json_option, run_interruptible
 from tcr.errors import TcrError
 
 if TYPE_CHECKING:
     from tcr.recorder import Recorded, RecordingProxy, Summary
 
-__all__ = ["parse_labels", "record", "run_interruptible"]
+__all__ = ["parse_labels", "record"]
 
 T = TypeVar("T")
 
@@ -56,28 +54,6 @@ def parse_labels(values: tuple[str, ...]) -> dict[str, str]:
             raise click.UsageError(f"--label {value!r}: expected KEY=VALUE (e.g. dialect=hermes)")
         labels[key.strip()] = text
     return labels
-
-
-def run_interruptible(coro: Coroutine[Any, Any, T]) -> T:
-    """Run ``coro``; Ctrl-C or SIGTERM cancels it with the signal's name, so a
-    recording in progress is closed as ``"interrupted: Ctrl-C (SIGINT)"``."""
-
-    async def main() -> T:
-        task = asyncio.current_task()
-        loop = asyncio.get_running_loop()
-        installed = []
-        for sig, name in ((signal.SIGINT, "Ctrl-C (SIGINT)"), (signal.SIGTERM, "SIGTERM")):
-            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                assert task is not None
-                loop.add_signal_handler(sig, task.cancel, name)
-                installed.append(sig)
-        try:
-            return await coro
-        finally:
-            for sig in installed:
-                loop.remove_signal_handler(sig)
-
-    return asyncio.run(main())
 
 
 @click.command(epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})

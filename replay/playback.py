@@ -1,0 +1,395 @@
+"""What ``tcr serve`` sends for one request: a recording as timed writes (sans-I/O).
+
+A :class:`Playback` is the response a recording makes on an endpoint: a status,
+a content type and the body as ``Write(t_ns, data)`` values (each one HTTP
+chunk, sent ``t_ns`` after the request at speed 1). Three levels of fidelity:
+
+* **exact** — the recorded reads, byte for byte, when the recording was made on
+  the endpoint asked for (``--rechunk original``);
+* **content** — the stream decoded to deltas and encoded again for the endpoint,
+  each text channel (content, reasoning, each call's arguments) re-split by a
+  content strategy: the same text in different deltas, in the same order
+  relative to the other channels;
+* **transport** — either body re-split into different writes by a ``bytes``
+  strategy: the same bytes, so an SSE line, a CRLF or a UTF-8 character can be
+  cut in two.
+
+A recording that ended without its trailer (interrupted) plays back as
+interrupted: ``complete`` is false and the server cuts the connection after
+the last write.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from itertools import accumulate, groupby, islice
+from typing import Any
+
+from tcr.corpus import Recording
+from tcr.errors import DecodeError, TcrError
+from tcr.rechunk import Strategy
+from tcr.stream import Delta, StreamDecoder
+
+__all__ = ["ENDPOINTS", "Playback", "Write", "chunking_label", "playback"]
+
+#: The endpoints served, and the framing each one speaks.
+ENDPOINTS = {"chat": "openai", "completion": "llamacpp"}
+
+_CONTENT_TYPES = {"sse": "text/event-stream", "ndjson": "application/x-ndjson"}
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
+@dataclass(frozen=True, slots=True)
+class Write:
+    """One write of the response body: ``data`` sent ``t_ns`` after the request."""
+
+    t_ns: int
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Playback:
+    status: int
+    content_type: str
+    writes: tuple[Write, ...]
+    complete: bool = True  # False: cut the connection after the last write
+    chunking: str = "original"  # which chunking this is, e.g. "random:8#3"
+
+    @property
+    def body(self) -> bytes:
+        return b"".join(w.data for w in self.writes)
+
+
+def playback(
+    recording: Recording,
+    endpoint: str,
+    *,
+    strategy: Strategy | None = None,
+    stream: bool = True,
+    turn: int = 0,
+    seed: int = 0,
+) -> Playback:
+    """The response ``recording`` makes on ``endpoint`` ("chat" or "completion").
+
+    ``strategy`` re-splits it (``None`` or ``original``: as recorded); ``turn``
+    picks which of the strategy's chunkings (the n-th request gets the n-th,
+    e.g. ``random:8#n``), ``seed`` seeds the random ones. ``stream=False``
+    answers with one JSON object, as the endpoint does without streaming.
+    Raises ``TcrError`` naming the recording when it cannot be decoded.
+    """
+    transport = strategy is not None and strategy.transport
+    content = None if strategy is None or transport or strategy.kind == "original" else strategy
+    exact = content is None and recording.kind == "sse"
+    # A stream that cannot be decoded is sent as recorded: it is what the server said.
+    if stream and exact and _framing(recording) in (ENDPOINTS[endpoint], None):
+        played = _exact(recording)
+    else:
+        timed = _decode(recording)
+        if not stream:
+            return _whole(recording, endpoint, timed)
+        items = list(_items(timed))
+        if recording.kind == "chunks" and recording.complete:  # engine chunks have no end marker
+            last = timed[-1][0] if timed else 0
+            items += [_Mark(last, "finish", "stop"), _Mark(last, "done")]
+        if content is not None:
+            items = list(_rechunked(items, content, turn, seed))
+        writes = tuple(_encoded(items, endpoint, recording.id))
+        label = "original" if content is None else chunking_label(content, turn)
+        played = Playback(200, _CONTENT_TYPES["sse"], writes, recording.complete, label)
+    if strategy is not None and transport:
+        return _retransported(played, strategy, turn, seed)
+    return played
+
+
+def chunking_label(strategy: Strategy, turn: int) -> str:
+    """The name of the ``turn``-th chunking, as ``tcr replay`` prints it."""
+    return (
+        f"{strategy.spec}#{turn}" if strategy.kind in ("random", "bytes-random") else strategy.spec
+    )
+
+
+# --- exact ------------------------------------------------------------------------------
+
+
+def _framing(recording: Recording) -> str | None:
+    """The framing of the first payload, without decoding the whole stream."""
+    decoder = StreamDecoder(recording.kind)
+    try:
+        for frame in recording.frames:
+            decoder.feed(frame.data)
+            if decoder.framing is not None:
+                return decoder.framing
+    except DecodeError:
+        return None
+    return None
+
+
+def _exact(recording: Recording) -> Playback:
+    response = recording.header.get("response")
+    status = response.get("status") if isinstance(response, dict) else None
+    writes = tuple(Write(f.t_ns, _bytes(f.data)) for f in recording.frames)
+    return Playback(
+        status if isinstance(status, int) and 100 <= status < 600 else 200,
+        _CONTENT_TYPES.get(recording.kind, "application/octet-stream"),
+        writes,
+        recording.complete,
+    )
+
+
+def _bytes(data: bytes | str) -> bytes:
+    return data if isinstance(data, bytes) else data.encode("utf-8")
+
+
+# --- decoded: deltas as channel items ----------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Text:
+    """A piece of one text channel: "content", "reasoning" or ("args", call index)."""
+
+    t_ns: int
+    channel: str | tuple[str, int]
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Mark:
+    """Everything else, in its place: role, a call's id and name, finish, error, done."""
+
+    t_ns: int
+    what: str
+    value: Any = None
+
+
+def _decode(recording: Recording) -> list[tuple[int, Delta]]:
+    decoder = StreamDecoder(recording.kind)
+    timed: list[tuple[int, Delta]] = []
+    try:
+        for index, frame in enumerate(recording.frames):
+            where = f"frame {index}"
+            timed += [(frame.t_ns, d) for d in decoder.feed(frame.data)]
+        where = "end of stream"
+        last = recording.frames[-1].t_ns if recording.frames else 0
+        timed += [(last, d) for d in decoder.finish()]
+    except DecodeError as error:
+        raise TcrError(f"recording {recording.id!r}, {where}: {error}") from None
+    return timed
+
+
+def _items(timed: Sequence[tuple[int, Delta]]) -> Iterator[_Text | _Mark]:
+    next_index = 0
+    for t, delta in timed:
+        if delta.role:
+            yield _Mark(t, "role", delta.role)
+        if delta.reasoning:
+            yield _Text(t, "reasoning", delta.reasoning)
+        if delta.content:
+            yield _Text(t, "content", delta.content)
+        for fragment in delta.tool_calls:
+            index = next_index if fragment.index is None else fragment.index
+            next_index = max(next_index, index + 1)
+            if fragment.id or fragment.name:
+                yield _Mark(t, "call", (index, fragment.id, fragment.name))
+            if fragment.arguments:
+                yield _Text(t, ("args", index), fragment.arguments)
+        if delta.finish_reason is not None:
+            yield _Mark(t, "finish", delta.finish_reason)
+        if delta.error is not None:
+            yield _Mark(t, "error", delta.error)
+        if delta.done:
+            yield _Mark(t, "done")
+
+
+def _rechunked(
+    items: Sequence[_Text | _Mark], strategy: Strategy, turn: int, seed: int
+) -> Iterator[_Text | _Mark]:
+    """Each channel's text cut where ``strategy`` cuts it, and where another item
+    interrupts it; pieces take the time of the recorded piece they start in."""
+    texts: dict[str | tuple[str, int], list[str]] = {}
+    for item in items:
+        if isinstance(item, _Text):
+            texts.setdefault(item.channel, []).append(item.text)
+    cuts = {ch: _cuts("".join(parts), strategy, turn, seed) for ch, parts in texts.items()}
+    offset = dict.fromkeys(texts, 0)
+    for channel, group in groupby(items, key=_channel):
+        if channel is None:
+            yield from group
+            continue
+        run = [piece for piece in group if isinstance(piece, _Text)]
+        yield from _pieces(run, offset[channel], cuts[channel])
+        offset[channel] += sum(len(piece.text) for piece in run)
+
+
+def _channel(item: _Text | _Mark) -> str | tuple[str, int] | None:
+    return item.channel if isinstance(item, _Text) else None
+
+
+def _cuts(text: str, strategy: Strategy, turn: int, seed: int) -> list[int]:
+    if strategy.kind == "splits":  # offsets into the content: a shorter channel keeps its own
+        return [offset for offset in strategy.offsets if offset < len(text)]
+    chunkings = list(islice(strategy.chunkings(text, runs=turn + 1, seed=seed), turn + 1))
+    if not chunkings:
+        return []
+    chunks = chunkings[turn % len(chunkings)].chunks
+    return list(accumulate(len(chunk) for chunk in chunks))[:-1]
+
+
+def _pieces(run: Sequence[_Text], start: int, cuts: Sequence[int]) -> Iterator[_Text]:
+    text = "".join(piece.text for piece in run)
+    ends = [c - start for c in cuts if start < c < start + len(text)] + [len(text)]
+    starts = list(accumulate((len(piece.text) for piece in run), initial=0))
+    recorded = 0
+    begin = 0
+    for end in ends:
+        while starts[recorded + 1] <= begin:
+            recorded += 1
+        yield _Text(run[recorded].t_ns, run[0].channel, text[begin:end])
+        begin = end
+
+
+# --- encoding for an endpoint ---------------------------------------------------------------
+
+
+def _encoded(items: Sequence[_Text | _Mark], endpoint: str, model: str) -> Iterator[Write]:
+    encode = _chat_delta if endpoint == "chat" else _completion_delta
+    stopped = False
+    for item in items:
+        if isinstance(item, _Mark) and item.what == "error":
+            payload: str | None = _encode({"error": {"message": item.value}})
+        elif (
+            endpoint == "completion" and isinstance(item, _Mark) and item.what in ("finish", "done")
+        ):
+            # llama.cpp ends a stream with one "stop": true chunk, and no [DONE].
+            payload = None if stopped else encode(item, model)
+            stopped = True
+        else:
+            payload = encode(item, model)
+        if payload is not None:
+            yield Write(item.t_ns, f"data: {payload}\n\n".encode())
+
+
+def _chat_delta(item: _Text | _Mark, model: str) -> str | None:
+    delta: dict[str, Any] = {}
+    finish = None
+    if isinstance(item, _Text):
+        if item.channel == "content":
+            delta["content"] = item.text
+        elif item.channel == "reasoning":
+            delta["reasoning_content"] = item.text
+        else:
+            call = {"index": item.channel[1], "function": {"arguments": item.text}}
+            delta["tool_calls"] = [call]
+    elif item.what == "role":
+        delta["role"] = item.value
+    elif item.what == "call":
+        index, call_id, name = item.value
+        call = {"index": index, "type": "function", "function": {"name": name, "arguments": ""}}
+        delta["tool_calls"] = [{"id": call_id, **call} if call_id else call]
+    elif item.what == "finish":
+        finish = item.value
+    elif item.what == "done":
+        return "[DONE]"
+    chunk = {
+        "id": "chatcmpl-tcr",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": model,
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+    return _encode(chunk)
+
+
+def _completion_delta(item: _Text | _Mark, model: str) -> str | None:
+    if isinstance(item, _Text):
+        # /completion has no reasoning or tool-call fields: only the content goes.
+        return _encode({"content": item.text, "stop": False}) if item.channel == "content" else None
+    if item.what in ("finish", "done"):
+        stop_type = item.value if item.what == "finish" else "eos"
+        return _encode({"content": "", "stop": True, "stop_type": stop_type, "model": model})
+    return None
+
+
+# --- without streaming ----------------------------------------------------------------------
+
+
+def _whole(recording: Recording, endpoint: str, timed: Sequence[tuple[int, Delta]]) -> Playback:
+    decoder = _Summary(timed)
+    t_ns = timed[-1][0] if timed else 0
+    if decoder.errors:
+        body: dict[str, Any] = {"error": {"message": decoder.errors[0]}}
+        return Playback(500, "application/json", (Write(t_ns, _encode(body).encode()),))
+    if endpoint == "completion":
+        body = {"content": decoder.content, "stop": True, "stop_type": decoder.finish or "eos"}
+    else:
+        message: dict[str, Any] = {"role": "assistant", "content": decoder.content or None}
+        if decoder.reasoning:
+            message["reasoning_content"] = decoder.reasoning
+        if decoder.calls:
+            message["tool_calls"] = decoder.calls
+        body = {
+            "id": "chatcmpl-tcr",
+            "object": "chat.completion",
+            "created": 0,
+            "model": recording.id,
+            "choices": [
+                {"index": 0, "message": message, "finish_reason": decoder.finish or "stop"}
+            ],
+        }
+    return Playback(200, "application/json", (Write(t_ns, _encode(body).encode()),))
+
+
+class _Summary:
+    """The decoded deltas of a stream, summed up as one message."""
+
+    def __init__(self, timed: Sequence[tuple[int, Delta]]) -> None:
+        items = list(_items(timed))
+        self.content = "".join(
+            i.text for i in items if isinstance(i, _Text) and i.channel == "content"
+        )
+        self.reasoning = "".join(
+            i.text for i in items if isinstance(i, _Text) and i.channel == "reasoning"
+        )
+        self.errors = [i.value for i in items if isinstance(i, _Mark) and i.what == "error"]
+        finishes = [i.value for i in items if isinstance(i, _Mark) and i.what == "finish"]
+        self.finish: str | None = finishes[-1] if finishes else None
+        calls: dict[int, dict[str, Any]] = {}
+        for item in items:
+            if isinstance(item, _Mark) and item.what == "call":
+                index, call_id, name = item.value
+                call = calls.setdefault(index, {"id": call_id, "name": name, "arguments": ""})
+                call["id"] = call["id"] or call_id
+                call["name"] = call["name"] or name
+            elif isinstance(item, _Text) and isinstance(item.channel, tuple):
+                calls.setdefault(item.channel[1], {"id": None, "name": None, "arguments": ""})
+                calls[item.channel[1]]["arguments"] += item.text
+        self.calls = [
+            {
+                "id": call["id"] or f"call_{index}",
+                "type": "function",
+                "function": {"name": call["name"], "arguments": call["arguments"]},
+            }
+            for index, call in sorted(calls.items())
+        ]
+
+
+# --- transport ------------------------------------------------------------------------------
+
+
+def _retransported(played: Playback, strategy: Strategy, turn: int, seed: int) -> Playback:
+    """The same body bytes in the writes ``strategy`` makes; each write is sent at
+    the time of the recorded write its first byte came from."""
+    body = played.body
+    chunkings = list(islice(strategy.chunkings(body, runs=turn + 1, seed=seed), turn + 1))
+    chunks = chunkings[turn % len(chunkings)].chunks if chunkings else ()
+    ends = list(accumulate(len(w.data) for w in played.writes))
+    writes: list[Write] = []
+    position = recorded = 0
+    for chunk in chunks:
+        while ends[recorded] <= position:
+            recorded += 1
+        writes.append(Write(played.writes[recorded].t_ns, chunk))
+        position += len(chunk)
+    label = chunking_label(strategy, turn)
+    return Playback(played.status, played.content_type, tuple(writes), played.complete, label)

@@ -1,0 +1,295 @@
+"""``tcr serve``: an OpenAI-compatible (and llama.cpp ``/completion``) endpoint that
+replays recordings, so an agent written in any language runs against recorded streams.
+
+Which recording answers a request: the one named by the ``X-Tcr-Recording``
+header (its id or file name), else the one whose id equals the request's
+``model``, else the next one in turn. Every response says which one it was
+(``X-Tcr-Recording``) and how it was chunked (``X-Tcr-Chunking``), so a failure
+seen by the client can be replayed with ``tcr replay``. The n-th request for a
+recording gets the strategy's n-th chunking (``random:8#n``). What is sent is
+decided by :func:`tcr.replay.playback.playback`; this module only routes and
+paces it (``speed`` 1: the recorded timing, 2: twice as fast, 0: no waiting).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from aiohttp import web
+
+from tcr._background import in_background
+from tcr.corpus import Recording, iter_recordings, read_recording
+from tcr.errors import TcrError
+from tcr.rechunk import Strategy, parse_strategy
+
+from .playback import Playback, playback
+
+__all__ = ["ReplayServer", "Served", "load_recordings", "running_server", "serve"]
+
+HEADER = "X-Tcr-Recording"
+_MAX_REQUEST = 16 << 20
+_ROUTES = {
+    "/v1/chat/completions": "chat",
+    "/chat/completions": "chat",
+    "/completion": "completion",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Served:
+    """One request answered: for the command's log line and for tests."""
+
+    method: str
+    path: str
+    status: int
+    recording: str | None
+    chunking: str | None
+    chosen_by: str | None  # "header", "model" or "turn"
+
+
+def load_recordings(
+    paths: Sequence[str | Path] | None, *, on_skipped: Callable[[str], object] | None = None
+) -> list[tuple[Path, Recording]]:
+    """The recordings under ``paths`` (None: the bundled corpora). A file that
+    cannot be read is reported to ``on_skipped`` and left out; none at all is an error."""
+    if paths is None:
+        from tcr.corpora import bundled
+
+        files = bundled()
+    else:
+        files = list(iter_recordings([Path(p) for p in paths]))
+    loaded: list[tuple[Path, Recording]] = []
+    for file in files:
+        try:
+            loaded.append((file, read_recording(file)))
+        except TcrError as error:
+            if on_skipped is not None:
+                on_skipped(str(error))
+    if not loaded:
+        where = "the bundled corpora" if paths is None else ", ".join(map(str, paths))
+        raise TcrError(f"{where}: no readable recordings to serve")
+    return loaded
+
+
+class ReplayServer:
+    """``async with ReplayServer(recordings) as server`` serves on ``server.url``
+    (port 0 picks a free port) until the block ends."""
+
+    def __init__(
+        self,
+        recordings: Sequence[tuple[Path, Recording]],
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        rechunk: str | None = None,
+        speed: float = 1.0,
+        seed: int = 0,
+        on_served: Callable[[Served], object] | None = None,
+    ) -> None:
+        if not recordings:
+            raise TcrError("no recordings to serve")
+        if speed < 0:
+            raise TcrError(f"--speed must be 0 (no waiting) or more, not {speed:g}")
+        self.strategy: Strategy | None = None if rechunk is None else parse_strategy(rechunk)
+        self.recordings = [recording for _, recording in recordings]
+        self.host = host
+        self.port = port
+        self.speed = speed
+        self.seed = seed
+        self.on_served = on_served
+        self._by_name: dict[str, Recording] = {}
+        for path, recording in recordings:
+            self._by_name.setdefault(path.name, recording)
+            self._by_name.setdefault(path.stem, recording)
+        self._by_id = {recording.id: recording for recording in self.recordings}
+        self._turns: dict[str, int] = {}  # requests answered so far, per recording
+        self._next = 0  # the recording "in turn"
+        self._runner: web.AppRunner | None = None
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    async def start(self) -> None:
+        app = web.Application(client_max_size=_MAX_REQUEST)
+        for path, endpoint in _ROUTES.items():
+            app.router.add_post(path, self._answer(endpoint))
+        app.router.add_get("/v1/models", self._models)
+        app.router.add_get("/models", self._models)
+        app.router.add_get("/health", self._health)
+        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
+        await self._runner.setup()
+        try:
+            await web.TCPSite(self._runner, self.host, self.port).start()
+        except OSError as exc:
+            await self.close()
+            raise TcrError(
+                f"cannot listen on {self.host}:{self.port}: {exc.strerror or exc}"
+            ) from None
+        self.port = int(self._runner.addresses[0][1])
+
+    async def close(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def __aenter__(self) -> ReplayServer:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    # --- choosing ------------------------------------------------------------------------
+
+    def choose(self, body: Mapping[str, Any], headers: Mapping[str, str]) -> tuple[Recording, str]:
+        """The recording for a request, and what chose it; ``KeyError`` for an
+        unknown name in the header."""
+        wanted = headers.get(HEADER)
+        if wanted:
+            recording = self._by_id.get(wanted) or self._by_name.get(wanted)
+            if recording is None:
+                raise KeyError(wanted)
+            return recording, "header"
+        model = body.get("model")
+        if isinstance(model, str) and model in self._by_id:
+            return self._by_id[model], "model"
+        recording = self.recordings[self._next % len(self.recordings)]
+        self._next += 1
+        return recording, "turn"
+
+    # --- answering -----------------------------------------------------------------------
+
+    def _answer(self, endpoint: str) -> Callable[[web.Request], Any]:
+        async def answer(request: web.Request) -> web.StreamResponse:
+            try:
+                body = json.loads(await request.read() or b"{}")
+            except (ValueError, RecursionError):
+                return self._error(request, 400, "the request body is not JSON")
+            if not isinstance(body, dict):
+                return self._error(request, 400, "the request body is not a JSON object")
+            try:
+                recording, chosen_by = self.choose(body, request.headers)
+            except KeyError as missing:
+                return self._error(request, 404, f"{HEADER}: no recording {missing.args[0]!r}")
+            turn = self._turns.get(recording.id, 0)
+            self._turns[recording.id] = turn + 1
+            try:
+                played = playback(
+                    recording,
+                    endpoint,
+                    strategy=self.strategy,
+                    stream=body.get("stream") is True,
+                    turn=turn,
+                    seed=self.seed,
+                )
+            except TcrError as error:
+                return self._error(request, 500, str(error), recording=recording.id)
+            self._log(request, played.status, recording.id, played.chunking, chosen_by)
+            return await self._send(request, recording.id, played)
+
+        return answer
+
+    async def _send(self, request: web.Request, ident: str, played: Playback) -> web.StreamResponse:
+        headers = {
+            "Content-Type": played.content_type,
+            "Cache-Control": "no-cache",
+            HEADER: ident,
+            "X-Tcr-Chunking": played.chunking,
+        }
+        response = web.StreamResponse(status=played.status, headers=headers)
+        response.enable_chunked_encoding()  # one HTTP chunk per write: visible on the wire
+        await response.prepare(request)
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        try:
+            for write in played.writes:
+                if self.speed > 0:
+                    delay = started + write.t_ns / 1e9 / self.speed - loop.time()
+                    if delay > 0:
+                        await asyncio.sleep(delay)
+                await response.write(write.data)
+        except ConnectionError:
+            return response  # the client went away
+        if played.complete:
+            await response.write_eof()
+        elif request.transport is not None:
+            request.transport.close()  # as the recording ended: without an end of body
+        return response
+
+    async def _models(self, request: web.Request) -> web.Response:
+        data = [
+            {"id": r.id, "object": "model", "created": 0, "owned_by": "tcr"}
+            for r in self.recordings
+        ]
+        return web.json_response({"object": "list", "data": data})
+
+    async def _health(self, request: web.Request) -> web.Response:
+        return web.json_response({"status": "ok"})
+
+    def _error(
+        self, request: web.Request, status: int, message: str, *, recording: str | None = None
+    ) -> web.Response:
+        self._log(request, status, recording, None, None)
+        error = {"error": {"message": f"tcr serve: {message}", "type": "invalid_request_error"}}
+        return web.json_response(error, status=status)
+
+    def _log(
+        self,
+        request: web.Request,
+        status: int,
+        recording: str | None,
+        chunking: str | None,
+        chosen_by: str | None,
+    ) -> None:
+        if self.on_served is not None:
+            served = Served(request.method, request.path, status, recording, chunking, chosen_by)
+            self.on_served(served)
+
+
+async def serve(
+    recordings: Sequence[tuple[Path, Recording]],
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    rechunk: str | None = None,
+    speed: float = 1.0,
+    seed: int = 0,
+    on_started: Callable[[ReplayServer], object] | None = None,
+    on_served: Callable[[Served], object] | None = None,
+) -> None:
+    """Serve until cancelled; ``on_started`` gets the server once it listens."""
+    server = ReplayServer(
+        recordings,
+        host=host,
+        port=port,
+        rechunk=rechunk,
+        speed=speed,
+        seed=seed,
+        on_served=on_served,
+    )
+    async with server:
+        if on_started is not None:
+            on_started(server)
+        await asyncio.Event().wait()
+
+
+def running_server(
+    recordings: Sequence[tuple[Path, Recording]], **options: Any
+) -> contextlib.AbstractContextManager[ReplayServer]:
+    """A :class:`ReplayServer` on its own event loop in a background thread, for
+    synchronous code (tests, scripts): ``with running_server(loaded) as server:``."""
+    return in_background(ReplayServer(recordings, **options), name="tcr-serve")

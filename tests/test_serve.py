@@ -1,0 +1,329 @@
+"""tcr serve over real sockets: the official openai client, a raw socket, and the command."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import openai
+import pytest
+from click.testing import CliRunner
+
+from tcr.cli import main
+from tcr.corpora import ROOT, bundled
+from tcr.corpus import Recording, new_header, read_recording, write_recording
+from tcr.replay.serve import ReplayServer, Served, load_recordings, running_server
+from tcr.stream import decode
+
+RECORDED = sorted((ROOT / "recorded").glob("*.msgpack"))
+BIG = 200_000
+
+
+def _loaded(*paths: Path) -> list[tuple[Path, Recording]]:
+    return [(path, read_recording(path)) for path in paths]
+
+
+def _post(url: str, body: dict[str, Any], headers: dict[str, str] | None = None) -> Any:
+    request = urllib.request.Request(
+        url,
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json", **(headers or {})},
+    )
+    return urllib.request.urlopen(request, timeout=30)
+
+
+def _raw(server: ReplayServer, path: str, body: dict[str, Any], headers: str = "") -> bytes:
+    """A whole HTTP/1.1 exchange over a plain socket: what arrives, unparsed."""
+    payload = json.dumps(body).encode()
+    request = (
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(payload)}\r\nConnection: close\r\n{headers}\r\n"
+    ).encode() + payload
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as sock:
+        sock.sendall(request)
+        received = b""
+        while data := sock.recv(65536):
+            received += data
+    return received
+
+
+def _chunks(response: bytes) -> tuple[dict[str, str], list[bytes], bool]:
+    """Headers, the HTTP chunks of a chunked body, and whether the last-chunk arrived."""
+    head, _, body = response.partition(b"\r\n\r\n")
+    lines = head.decode().split("\r\n")[1:]
+    headers = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines)}
+    assert headers["transfer-encoding"] == "chunked"
+    chunks: list[bytes] = []
+    while body:
+        size_line, _, body = body.partition(b"\r\n")
+        size = int(size_line, 16)
+        if size == 0:
+            return headers, chunks, True
+        chunks.append(body[:size])
+        assert body[size : size + 2] == b"\r\n"
+        body = body[size + 2 :]
+    return headers, chunks, False
+
+
+def _snapshot(client: openai.OpenAI, model: str) -> Any:
+    """The message as the client's own stream helper reassembles it from the deltas."""
+    with client.chat.completions.stream(
+        model=model, messages=[{"role": "user", "content": "replay"}]
+    ) as stream:
+        for _ in stream:
+            pass
+        return stream.current_completion_snapshot.choices[0].message
+
+
+def _same_message(message: Any, recording: Recording) -> None:
+    original = decode(recording)
+    assert (message.content or "") == original.text, recording.id
+    calls = [(c.function.name, c.function.arguments) for c in message.tool_calls or []]
+    assert calls == [(c.name, c.arguments) for c in original.calls], recording.id
+
+
+# --- the command, with the official client ---------------------------------------------------------
+
+
+@pytest.fixture
+def served_char() -> Iterator[str]:
+    """``tcr serve corpora/recorded --rechunk char`` as a user starts it; its base URL."""
+    command = ["tcr.cli", "serve", str(ROOT / "recorded"), "--rechunk", "char"]
+    process = subprocess.Popen(
+        [sys.executable, "-m", *command, "--port", "0", "--speed", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    first = process.stdout.readline()
+    match = re.search(r"on (http://127\.0\.0\.1:\d+) ", first)
+    assert match, first + (process.stderr.read() if process.stderr else "")
+    try:
+        yield match.group(1)
+    finally:
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=30)
+        assert process.returncode == 0, err
+        assert "tcr serve: stopped" in out
+
+
+def test_openai_client_reassembles_every_recorded_stream_served_char_by_char(
+    served_char: str,
+) -> None:
+    client = openai.OpenAI(base_url=served_char + "/v1", api_key="unused", max_retries=0)
+    assert len(RECORDED) >= 10
+    for path in RECORDED:
+        recording = read_recording(path)
+        _same_message(_snapshot(client, recording.id), recording)
+
+
+def test_openai_client_sees_one_character_per_delta(served_char: str) -> None:
+    client = openai.OpenAI(base_url=served_char + "/v1", api_key="unused", max_retries=0)
+    recording = read_recording(ROOT / "recorded" / "tool_call_tag_json.msgpack")
+    stream = client.chat.completions.create(
+        model=recording.id, messages=[{"role": "user", "content": "replay"}], stream=True
+    )
+    pieces = [
+        c.choices[0].delta.content for c in stream if c.choices and c.choices[0].delta.content
+    ]
+    assert "".join(pieces) == decode(recording).text
+    assert {len(piece) for piece in pieces} == {1}
+    assert len(pieces) > len(decode(recording).content)
+
+
+def test_openai_client_reassembles_every_bundled_stream(tmp_path: Path) -> None:
+    small = [p for p in bundled() if p.stat().st_size < BIG]
+    with running_server(_loaded(*small), rechunk="random", speed=0) as server:
+        client = openai.OpenAI(base_url=server.url + "/v1", api_key="unused", max_retries=0)
+        for path in small:
+            recording = read_recording(path)
+            _same_message(_snapshot(client, recording.id), recording)
+
+
+def test_openai_client_without_streaming_gets_the_whole_message() -> None:
+    path = ROOT / "recorded" / "native_tool_calls_required.msgpack"
+    with running_server(_loaded(path), speed=0) as server:
+        client = openai.OpenAI(base_url=server.url + "/v1", api_key="unused", max_retries=0)
+        completion = client.chat.completions.create(
+            model="anything", messages=[{"role": "user", "content": "replay"}]
+        )
+        _same_message(completion.choices[0].message, read_recording(path))
+        assert completion.choices[0].message.tool_calls
+
+
+# --- the wire ---------------------------------------------------------------------------------------
+
+
+def test_a_raw_socket_sees_the_transport_re_chunking() -> None:
+    path = ROOT / "regressions" / "split_marker_llama_server.msgpack"
+    recording = read_recording(path)
+    recorded = b"".join(f.data for f in recording.frames if isinstance(f.data, bytes))
+    with running_server(_loaded(path), rechunk="bytes:7", speed=0) as server:
+        response = _raw(server, "/v1/chat/completions", {"stream": True})
+    headers, chunks, ended = _chunks(response)
+    assert b"".join(chunks) == recorded
+    assert [len(c) for c in chunks[:-1]] == [7] * (len(chunks) - 1)
+    assert 0 < len(chunks[-1]) <= 7
+    assert ended
+    assert headers["x-tcr-chunking"] == "bytes:7"
+    assert headers["content-type"].startswith("text/event-stream")
+
+
+def test_a_raw_socket_sees_the_recorded_reads_as_recorded() -> None:
+    path = ROOT / "recorded" / "think_then_call.msgpack"
+    recording = read_recording(path)
+    with running_server(_loaded(path), speed=0) as server:
+        _, chunks, ended = _chunks(_raw(server, "/v1/chat/completions", {"stream": True}))
+    assert chunks == [frame.data for frame in recording.frames]
+    assert ended
+
+
+def test_an_interrupted_recording_cuts_the_connection(tmp_path: Path) -> None:
+    header = new_header("sse", id="cut")
+    frames = [(0, b'data: {"choices":[{"index":0,"delta":{"content":"half"}}]}\n\n')]
+    write_recording(tmp_path / "cut.msgpack", header, frames, complete=False)
+    with running_server(_loaded(tmp_path / "cut.msgpack"), speed=0) as server:
+        _, chunks, ended = _chunks(_raw(server, "/v1/chat/completions", {"stream": True}))
+    assert chunks == [frames[0][1]]
+    assert not ended
+
+
+def test_completion_endpoint_streams_llama_cpp_chunks() -> None:
+    path = ROOT / "recorded" / "tool_call_tag_json.msgpack"  # made on chat completions
+    with running_server(_loaded(path), rechunk="fixed:5", speed=0) as server:
+        _, chunks, _ = _chunks(_raw(server, "/completion", {"prompt": "x", "stream": True}))
+    payloads = [json.loads(c.removeprefix(b"data: ")) for c in chunks]
+    assert "".join(p["content"] for p in payloads) == decode(read_recording(path)).text
+    assert payloads[-1]["stop"] is True
+    assert {len(p["content"]) for p in payloads[:-2]} == {5}
+
+
+def test_writes_are_paced_by_the_recorded_times_over_speed(tmp_path: Path) -> None:
+    header = new_header("sse", id="slow")
+    frames = [(0, b"data: [DONE]\n\n"[:6]), (400_000_000, b"data: [DONE]\n\n"[6:])]
+    write_recording(tmp_path / "slow.msgpack", header, frames)
+    with running_server(_loaded(tmp_path / "slow.msgpack"), speed=2) as server:
+        started = time.monotonic()
+        _raw(server, "/v1/chat/completions", {"stream": True})
+        # A lower bound only: a loaded machine can make it slower, never faster.
+        assert time.monotonic() - started >= 0.2
+
+
+# --- which recording ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def three() -> Iterator[ReplayServer]:
+    paths = sorted((ROOT / "regressions").glob("format_*.msgpack"))[:3]
+    served: list[Served] = []
+    with running_server(_loaded(*paths), rechunk="random", speed=0, on_served=served.append) as s:
+        s.served = served  # type: ignore[attr-defined]
+        yield s
+
+
+def _served(server: ReplayServer, body: dict[str, Any], **headers: str) -> tuple[str, str]:
+    with _post(server.url + "/v1/chat/completions", body, headers) as response:
+        response.read()
+        return response.headers["X-Tcr-Recording"], response.headers["X-Tcr-Chunking"]
+
+
+def test_a_header_names_the_recording_by_id_or_file_name(three: ReplayServer) -> None:
+    ident = three.recordings[2].id
+    assert _served(three, {"stream": True}, **{"X-Tcr-Recording": ident})[0] == ident
+    file_name = Path(ident).name + ".msgpack"
+    assert _served(three, {"stream": True}, **{"X-Tcr-Recording": file_name})[0] == ident
+
+
+def test_a_model_equal_to_a_recording_id_chooses_it(three: ReplayServer) -> None:
+    ident = three.recordings[1].id
+    assert _served(three, {"model": ident, "stream": True})[0] == ident
+
+
+def test_otherwise_recordings_answer_in_turn(three: ReplayServer) -> None:
+    got = [_served(three, {"model": "gpt-4o", "stream": True}) for _ in range(4)]
+    ids = [r.id for r in three.recordings]
+    assert [ident for ident, _ in got] == [*ids, ids[0]]
+    assert [chunking for _, chunking in got] == ["random:8#0"] * 3 + ["random:8#1"]
+    assert [s.chosen_by for s in three.served] == ["turn"] * 4  # type: ignore[attr-defined]
+
+
+def test_an_unknown_recording_is_a_404_naming_it(three: ReplayServer) -> None:
+    with pytest.raises(urllib.error.HTTPError) as error:
+        _post(three.url + "/v1/chat/completions", {}, {"X-Tcr-Recording": "nope"})
+    assert error.value.code == 404
+    assert "no recording 'nope'" in json.loads(error.value.read())["error"]["message"]
+
+
+def test_a_body_that_is_not_json_is_a_400(three: ReplayServer) -> None:
+    request = urllib.request.Request(three.url + "/v1/chat/completions", data=b"{oops")
+    with pytest.raises(urllib.error.HTTPError) as error:
+        urllib.request.urlopen(request, timeout=30)
+    assert error.value.code == 400
+
+
+def test_models_lists_the_recordings(three: ReplayServer) -> None:
+    client = openai.OpenAI(base_url=three.url + "/v1", api_key="unused", max_retries=0)
+    assert [m.id for m in client.models.list()] == [r.id for r in three.recordings]
+    with urllib.request.urlopen(three.url + "/health", timeout=30) as response:
+        assert json.load(response) == {"status": "ok"}
+
+
+def test_it_binds_loopback_by_default(three: ReplayServer) -> None:
+    assert three.url.startswith("http://127.0.0.1:")
+
+
+# --- bad input ----------------------------------------------------------------------------------------
+
+
+def test_unreadable_recordings_are_skipped_and_named(tmp_path: Path) -> None:
+    (tmp_path / "bad.msgpack").write_bytes(b"\xc1 not msgpack")
+    good = tmp_path / "good.msgpack"
+    good.write_bytes((ROOT / "regressions" / "format_think.msgpack").read_bytes())
+    skipped: list[str] = []
+    loaded = load_recordings([tmp_path], on_skipped=skipped.append)
+    assert [path.name for path, _ in loaded] == ["good.msgpack"]
+    assert len(skipped) == 1 and "bad.msgpack" in skipped[0]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--rechunk", "nope"], "unknown strategy 'nope'"),
+        (["--speed", "-1"], "--speed must be 0"),
+        (["/no/such/dir"], "/no/such/dir"),
+    ],
+)
+def test_bad_options_are_one_line_and_exit_2(args: list[str], message: str) -> None:
+    result = CliRunner().invoke(main, ["serve", "--port", "0", *args])
+    assert result.exit_code == 2, result.output
+    assert message in result.output
+    assert len(result.output.strip().splitlines()) == 1
+
+
+def test_a_directory_of_only_bad_recordings_is_exit_2(tmp_path: Path) -> None:
+    (tmp_path / "bad.msgpack").write_bytes(b"\xc1")
+    result = CliRunner().invoke(main, ["serve", str(tmp_path), "--port", "0"])
+    assert result.exit_code == 2
+    assert "no readable recordings to serve" in result.output
+
+
+def test_a_port_in_use_is_exit_2() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        path = str(ROOT / "regressions" / "format_think.msgpack")
+        result = CliRunner().invoke(main, ["serve", path, "--port", str(port)])
+    assert result.exit_code == 2
+    assert f"cannot listen on 127.0.0.1:{port}" in result.output
