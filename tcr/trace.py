@@ -14,7 +14,8 @@ from __future__ import annotations
 import copy
 import enum
 from bisect import bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Generator, Iterable, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any
 
@@ -120,7 +121,10 @@ def run_trace(detector: Detector, chunks: Sequence[str], *, states: bool = True)
 
     ``states=False`` skips reading ``detector.state`` after each step; a replay
     that only runs the oracles does not need it, and a state snapshot per chunk
-    can cost more than the detector itself.
+    can cost more than the detector itself. It also lets a detector that offers
+    ``feed_many(chunks)`` (an iterator of what ``feed`` returns for each chunk,
+    raising at the chunk that fails) take all the chunks at once: a detector in
+    another process pipelines them instead of paying a round trip per chunk.
     """
     chunk_tuple = tuple(chunks)
     steps: list[Step] = []
@@ -129,14 +133,20 @@ def run_trace(detector: Detector, chunks: Sequence[str], *, states: bool = True)
     except Exception:  # a state property that raises: read it per step, so it is a Crash
         read_state = True
     offset = 0
+    many = None if read_state else _feed_many(detector, chunk_tuple)
     for index, chunk in enumerate(chunk_tuple):
         try:
-            events = checked_events(detector.feed(chunk), "feed()")
+            result = detector.feed(chunk) if many is None else next(many)
+            events = checked_events(result, "feed()")
             state = snapshot_state(getattr(detector, "state", None)) if read_state else None
         except Exception as error:  # any detector failure is a finding, reported
+            if many is not None:
+                many.close()
             return Trace(chunk_tuple, tuple(steps), Crash(index, offset, describe_error(error)))
         steps.append(Step(index, chunk, offset, events, state))
         offset += len(chunk)
+    if many is not None:
+        many.close()
     index = len(chunk_tuple)
     try:
         events = checked_events(detector.finish(), "finish()")
@@ -145,6 +155,33 @@ def run_trace(detector: Detector, chunks: Sequence[str], *, states: bool = True)
         return Trace(chunk_tuple, tuple(steps), Crash(index, offset, describe_error(error)))
     steps.append(Step(index, None, offset, events, state))
     return Trace(chunk_tuple, tuple(steps), None)
+
+
+def _feed_many(detector: Detector, chunks: tuple[str, ...]) -> Generator[object, None, None] | None:
+    """The results of the detector's ``feed_many`` fast path, one per chunk; None without one."""
+    try:
+        feed_many = getattr(detector, "feed_many", None)
+    except Exception:  # a lookup that raises: the plain feed() path reports what goes wrong
+        return None
+    return _results(feed_many, chunks) if callable(feed_many) else None
+
+
+def _results(feed_many: Any, chunks: tuple[str, ...]) -> Generator[object, None, None]:
+    results = iter(feed_many(chunks))
+    try:
+        for count in range(len(chunks)):
+            result = next(results, _MISSING)
+            if result is _MISSING:
+                raise TypeError(f"feed_many() stopped after {count} of {len(chunks)} chunks")
+            yield result
+    finally:  # results not taken are dropped: a process detector reads their answers off its pipe
+        close = getattr(results, "close", None)
+        if callable(close):
+            with suppress(Exception):  # the trace is already decided
+                close()
+
+
+_MISSING = object()
 
 
 def checked_events(result: object, call: str) -> tuple[Event, ...]:

@@ -20,10 +20,12 @@ from tcr.detector.core import StreamDetector
 from tcr.detector.stdio import (
     CommandFactory,
     DetectorProcessError,
+    ProcessDetector,
     command_factory,
     event_from_json,
     event_to_json,
 )
+from tcr.rechunk import parse_strategy
 from tcr.replay import EXIT_ERROR, run
 from tcr.stream import decode
 from tcr.trace import run_trace
@@ -35,6 +37,10 @@ SAMPLE = ROOT / "recorded" / "tool_call_tag_json.msgpack"
 # 2 MB of one block: replaying it over a pipe at random chunkings costs minutes, not seconds.
 HUGE = "policy_13_block_too_long.msgpack"
 CORPUS = [path for path in bundled() if path.name != HUGE]
+PROSE = (
+    "Let me check. <think>the city is Paris</think><tool_call>"
+    '{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call> Done. '
+)
 
 EVENTS: list[Event] = [
     Text("hi"),
@@ -46,35 +52,58 @@ EVENTS: list[Event] = [
     Text("lone \ud800 surrogate and ünïcode"),
 ]
 
-# A harness in plain Python, as a Go or Rust one would be: it misbehaves at chunk 2.
+# A harness in plain Python, as a Go or Rust one would be: line in, line out, no
+# knowledge of pipelining. It misbehaves at chunk AT (MODE: ok, crash, hang, garbage,
+# raise). FLUSH "eager" writes each answer at once; "lazy" holds them until it would
+# wait for input, so a crash (os._exit) or a hang also swallows earlier answers.
 HARNESS = """
-import json, sys, time
+import json, os, sys, time
 from tcr.detector.core import StreamDetector
 from tcr.detector.stdio import event_to_json
 
-mode = sys.argv[1]
-detector, fed = None, 0
-for line in sys.stdin:
-    request = json.loads(line)
+mode, at, flush = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+detector, fed, held = None, 0, []
+
+def say(answer):
+    held.append(json.dumps(answer) + "\\n")
+    if flush == "eager":
+        put()
+
+def put():
+    sys.stdout.write("".join(held))
+    sys.stdout.flush()
+    held.clear()
+
+def handle(request):
+    global detector, fed
     op = request["op"]
     if op == "new":
         detector, fed = StreamDetector(tools=request["tools"]), 0
-        answer = {"ok": True}
-    elif op == "feed":
-        if fed == 2 and mode == "crash":
-            print("panic: index out of range", file=sys.stderr)
+        return say({"ok": True})
+    if op == "feed":
+        if fed == at and mode == "crash":
+            print("panic: index out of range", file=sys.stderr, flush=True)
+            if flush == "lazy":
+                os._exit(3)  # what it held back is lost, as in a segfault
             sys.exit(3)
-        if fed == 2 and mode == "hang":
+        if fed == at and mode == "hang":
             time.sleep(60)
-        if fed == 2 and mode == "garbage":
-            print("hello from a debug print", flush=True)
+        if fed == at and mode == "garbage":
+            held.append("hello from a debug print\\n")
         fed += 1
-        answer = {"events": [event_to_json(e) for e in detector.feed(request["chunk"])]}
-    elif op == "finish":
-        answer = {"events": [event_to_json(e) for e in detector.finish()]}
-    else:
-        answer = {"error": "unsupported"}
-    print(json.dumps(answer), flush=True)
+        if fed - 1 == at and mode == "raise":
+            return say({"error": "ValueError: boom"})
+        return say({"events": [event_to_json(e) for e in detector.feed(request["chunk"])]})
+    if op == "finish":
+        return say({"events": [event_to_json(e) for e in detector.finish()]})
+    say({"error": "unsupported"})
+
+pending = b""
+while data := os.read(0, 1 << 16):
+    *lines, pending = (pending + data).split(b"\\n")
+    for line in lines:
+        handle(json.loads(line))
+    put()
 """
 
 
@@ -84,10 +113,10 @@ def reference() -> Iterator[CommandFactory]:
         yield factory
 
 
-def harness(tmp_path: Path, mode: str) -> str:
+def harness(tmp_path: Path, mode: str = "ok", at: int = 2, flush: str = "eager") -> str:
     script = tmp_path / "harness.py"
     script.write_text(textwrap.dedent(HARNESS))
-    return shlex.join([sys.executable, str(script), mode])
+    return shlex.join([sys.executable, str(script), mode, str(at), flush])
 
 
 @pytest.mark.parametrize("event", EVENTS, ids=lambda e: type(e).__name__)
@@ -118,6 +147,101 @@ def test_every_event_type_round_trips_through_the_process(reference: CommandFact
         assert kinds == {Text, ToolCall, Reasoning, Rejected}
 
 
+def chunkings(text: str) -> list[tuple[str, ...]]:
+    made = [parse_strategy(spec).chunkings(text, runs=3) for spec in ("whole", "char", "random")]
+    return [chunking.chunks for strategy in made for chunking in strategy]
+
+
+@pytest.mark.parametrize("path", CORPUS[::7], ids=lambda p: p.name)
+def test_pipelined_replay_gives_the_same_steps_under_whole_char_and_random_chunkings(
+    path: Path, reference: CommandFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    recording = read_recording(path)
+    text = "".join(decode(recording).content)
+    monkeypatch.setattr(ProcessDetector, "feed", None)  # the fast path, or this fails loudly
+    for chunks in chunkings(text):
+        local = run_trace(StreamDetector(tools=recording.tools), chunks, states=False)
+        remote = run_trace(reference(tools=recording.tools), chunks, states=False)
+        assert remote == local
+
+
+# The simplest harness there is, as written before tcr pipelined: read a line, answer it.
+CLASSIC = """
+import json, sys
+from tcr.detector.core import StreamDetector
+from tcr.detector.stdio import event_to_json
+
+for line in sys.stdin:
+    request = json.loads(line)
+    if request["op"] == "new":
+        detector = StreamDetector(tools=request["tools"])
+        print(json.dumps({"ok": True}), flush=True)
+    elif request["op"] in ("feed", "finish"):
+        events = detector.feed(request["chunk"]) if "chunk" in request else detector.finish()
+        print(json.dumps({"events": [event_to_json(e) for e in events]}), flush=True)
+    else:
+        print(json.dumps({"error": "unsupported"}), flush=True)
+"""
+
+
+def test_a_line_at_a_time_harness_needs_nothing_for_pipelining(tmp_path: Path) -> None:
+    script = tmp_path / "classic.py"
+    script.write_text(textwrap.dedent(CLASSIC))
+    with command_factory(shlex.join([sys.executable, str(script)])) as factory:
+        for chunks in chunkings(PROSE * 20):
+            local = run_trace(StreamDetector(), chunks, states=False)
+            assert run_trace(factory(), chunks, states=False) == local
+
+
+def test_stepping_with_states_feeds_one_chunk_at_a_time(
+    reference: CommandFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ProcessDetector, "feed_many", None)
+    chunks = [PROSE[:20], PROSE[20:60], PROSE[60:]]
+    trace = run_trace(reference(), chunks)
+    local = run_trace(StreamDetector(), chunks, states=False)
+    assert trace.events == local.events
+    states = [step.state for step in trace.steps]
+    assert all(isinstance(state, dict) for state in states) and len(states) == 4
+    assert states[0]["fsm"] == "matching_prefix"  # type: ignore[index]  # "…<think" held
+
+
+@pytest.mark.parametrize("command", ["reference", "harness"])
+def test_chunks_and_answers_larger_than_a_pipe_buffer_pass_both_ways(
+    command: str, tmp_path: Path
+) -> None:
+    big = "word " * 40_000  # 200 KB of text, answered as one 200 KB Text
+    call = '<tool_call>{"name": "f", "arguments": {"blob": "' + "x" * 100_000 + '"}}</tool_call>'
+    text = big + call + big
+    cmd = REFERENCE_CMD if command == "reference" else harness(tmp_path)
+    with command_factory(cmd) as factory:
+        for chunks in ([text], [text[i : i + 70_000] for i in range(0, len(text), 70_000)]):
+            local = run_trace(StreamDetector(), chunks, states=False)
+            assert run_trace(factory(), chunks, states=False) == local
+            detector = factory()
+            assert [detector.feed(c) for c in chunks] == [list(s.events) for s in local.steps[:-1]]
+
+
+def test_results_left_untaken_do_not_reach_the_next_detector(reference: CommandFactory) -> None:
+    chunks = list(PROSE * 10)
+    results = reference().feed_many(chunks)
+    assert next(results) == [Text("L")] and next(results) == [Text("e")]
+    detector = reference()
+    assert detector.feed("plain") == [Text("plain")]
+    with pytest.raises(DetectorProcessError, match="another detector started"):
+        next(results)
+
+
+def test_finish_waits_for_every_result_to_be_taken(reference: CommandFactory) -> None:
+    detector = reference()
+    results = detector.feed_many(["a", "b", "c"])
+    assert next(results) == [Text("a")]
+    with pytest.raises(DetectorProcessError, match="still running"):
+        detector.finish()
+    assert list(results) == [[Text("b")], [Text("c")]]
+    assert detector.finish() == []
+
+
 def test_state_and_reset_pass_through(reference: CommandFactory) -> None:
     detector = reference()
     detector.feed("<tool_call>{")
@@ -142,7 +266,7 @@ def test_reference_behind_the_protocol_emits_the_same_events(
 def test_reference_behind_the_protocol_gives_the_same_verdicts_over_every_corpus(
     reference: CommandFactory,
 ) -> None:
-    options = {"strategies": ["original", "whole", "random"], "runs": 2}
+    options = {"strategies": ["original", "whole", "char", "random"], "runs": 2}
     local = run(CORPUS, **options)
     remote = run(CORPUS, detector=reference, **options)
 
@@ -157,19 +281,21 @@ def test_reference_behind_the_protocol_gives_the_same_verdicts_over_every_corpus
     assert remote.recordings == len(CORPUS)
 
 
-@pytest.mark.parametrize(
-    ("mode", "message"),
-    [
-        ("crash", "exited with code 3: panic: index out of range"),
-        ("hang", "did not answer within 0.5 s"),
-        ("garbage", "printed garbage: 'hello from a debug print'"),
-    ],
-)
+MISBEHAVIOURS = [
+    ("crash", "exited with code 3: panic: index out of range"),
+    ("hang", "did not answer within 0.5 s"),
+    ("garbage", "printed garbage: 'hello from a debug print'"),
+    ("raise", "the detector raised ValueError: boom"),
+]
+
+
+@pytest.mark.parametrize("flush", ["eager", "lazy"])
+@pytest.mark.parametrize(("mode", "message"), MISBEHAVIOURS)
 def test_misbehaving_process_is_a_crash_at_its_chunk_and_the_run_goes_on(
-    mode: str, message: str, tmp_path: Path
+    mode: str, message: str, flush: str, tmp_path: Path
 ) -> None:
     second = ROOT / "recorded" / "tool_call_tag_two_calls.msgpack"
-    with command_factory(harness(tmp_path, mode), timeout=0.5) as factory:
+    with command_factory(harness(tmp_path, mode, flush=flush), timeout=0.5) as factory:
         report = run(
             [SAMPLE, second],
             detector=factory,
@@ -183,6 +309,25 @@ def test_misbehaving_process_is_a_crash_at_its_chunk_and_the_run_goes_on(
     assert all(message in f.violation.message for _, f in crashes)
     assert all("--detector-cmd" in f.reproducer for _, f in crashes)
     assert report.exit_code == EXIT_ERROR
+
+
+@pytest.mark.parametrize("flush", ["eager", "lazy"])
+@pytest.mark.parametrize(("mode", "message"), MISBEHAVIOURS)
+def test_misbehaving_deep_in_a_pipelined_message_names_that_chunk(
+    mode: str, message: str, flush: str, tmp_path: Path
+) -> None:
+    # ~150 KB of feed requests: more than one window ahead of the answers.
+    chunks = list((PROSE * 60)[:5000])
+    local = run_trace(StreamDetector(), chunks, states=False)
+    with command_factory(harness(tmp_path, mode, at=3000, flush=flush), timeout=0.5) as factory:
+        trace = run_trace(factory(), chunks, states=False)
+        assert trace.crash is not None
+        assert (trace.crash.index, trace.crash.offset) == (3000, 3000)
+        assert trace.crash.error.startswith("DetectorProcessError: ")
+        assert message in trace.crash.error
+        assert trace.steps == local.steps[:3000]
+        after = run_trace(factory(), chunks[:2000], states=False)
+    assert after.crash is None
 
 
 def test_misbehaving_process_exits_2_via_the_cli(tmp_path: Path) -> None:
@@ -208,7 +353,6 @@ def test_reference_process_passes_via_the_cli() -> None:
     "extra",
     [
         ["--detector", "tcr.detector.core:StreamDetector"],
-        ["--jobs", "2"],
         ["--detector-timeout", "0"],
     ],
 )

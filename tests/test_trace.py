@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
+
 from toy_detectors import RaisesOnThirdChunk, ToyDetector, ToyState
 
 from tcr.detector.events import Event, Rejected, Text, ToolCall
@@ -165,3 +167,49 @@ class StateRaises(ToyDetector):
 def test_a_state_that_cannot_be_read_is_a_crash() -> None:
     trace = run_trace(StateRaises(), ["ab"])
     assert trace.crash == Crash(0, 0, "RuntimeError: no state yet")
+
+
+class Batched(ToyDetector):
+    """Offers the optional ``feed_many`` fast path; counts how it was fed."""
+
+    def __init__(self, *, results: int | None = None, fails_at: int | None = None) -> None:
+        super().__init__()
+        self.results, self.fails_at = results, fails_at
+        self.single_feeds = 0
+        self.batches = 0
+
+    def feed(self, chunk: str) -> list[Event]:
+        self.single_feeds += 1
+        return super().feed(chunk)
+
+    def feed_many(self, chunks: Sequence[str]) -> Iterator[list[Event]]:
+        self.batches += 1
+        for index, chunk in enumerate(chunks[: self.results]):
+            if index == self.fails_at:
+                raise ValueError("boom")
+            yield super().feed(chunk)
+
+
+def test_feed_many_takes_every_chunk_at_once_when_states_are_skipped() -> None:
+    detector = Batched()
+    trace = run_trace(detector, CHUNKS, states=False)
+    assert (detector.batches, detector.single_feeds) == (1, 0)
+    assert trace == run_trace(ToyDetector(), CHUNKS, states=False)
+
+
+def test_feed_many_is_not_used_when_a_state_is_read_after_each_chunk() -> None:
+    detector = Batched()
+    trace = run_trace(detector, CHUNKS)
+    assert (detector.batches, detector.single_feeds) == (0, len(CHUNKS))
+    assert trace == run_trace(ToyDetector(), CHUNKS)
+
+
+def test_feed_many_raising_at_a_chunk_is_a_crash_at_that_chunk() -> None:
+    trace = run_trace(Batched(fails_at=2), ["ab", "cd", "ef", "gh"], states=False)
+    assert trace.crash == Crash(2, 4, "ValueError: boom")
+    assert [s.index for s in trace.steps] == [0, 1]
+
+
+def test_feed_many_giving_too_few_results_is_a_crash_at_the_first_missing() -> None:
+    trace = run_trace(Batched(results=1), ["ab", "cd"], states=False)
+    assert trace.crash == Crash(1, 2, "TypeError: feed_many() stopped after 1 of 2 chunks")

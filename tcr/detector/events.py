@@ -71,7 +71,12 @@ def raw_of(event: Event) -> str | None:
 
 @runtime_checkable
 class Detector(Protocol):
-    """What tcr drives: feed content chunks, then finish the message."""
+    """What tcr drives: feed content chunks, then finish the message.
+
+    Optional: ``feed_many(chunks)``, an iterator of what ``feed`` returns for each
+    chunk, which ``tcr.trace.run_trace`` uses when it needs no state between chunks
+    (a detector in another process pipelines them: ``tcr.detector.stdio``).
+    """
 
     def feed(self, chunk: str) -> list[Event]: ...
 

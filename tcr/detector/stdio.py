@@ -1,6 +1,7 @@
 """Detectors in other processes: a JSON-lines protocol over stdin and stdout (DESIGN §5).
 
-One JSON object per line each way; every request gets exactly one response line.
+One JSON object per line each way; every request gets exactly one answer line,
+and answers come in the order of the requests.
 
 Requests: ``{"op": "new", "tools": [..] | null}`` (a fresh detector for a new
 message), ``{"op": "feed", "chunk": "..."}``, ``{"op": "finish"}``,
@@ -13,30 +14,40 @@ An event is ``{"type": "text", "text"}``, ``{"type": "tool_call", "name",
 "format"}`` or ``{"type": "rejected", "raw", "content", "format", "reason"}``;
 ``raw`` may be ``null``.
 
+The client pipelines: when it knows a message's chunks up front (a replay) it
+sends ``feed`` requests ahead of their answers, up to 64 KiB of them, so a
+chunk does not cost a pipe round trip. A harness needs nothing for that but to
+answer each line in turn and to flush its answers before it waits for more
+input (flushing each one is simplest).
+
 ``python -m tcr.detector.stdio package.module:factory`` serves any in-process
-detector this way (the reference side); ``command_factory(cmd)`` is the client:
-one process, started lazily, one ``new`` per detector. A process that exits,
-hangs past the timeout or prints a line that is not the expected JSON makes
-``feed``/``finish`` raise ``DetectorProcessError``, which a replay reports as a
-crash with the chunk index; the process is killed and restarted on the next ``new``.
+detector this way (the reference side; it writes answers in batches and
+flushes before it reads on). ``command_factory(cmd)`` is the client: one
+process, started lazily, one ``new`` per detector; its detectors' ``feed_many``
+is the pipelined path, which ``tcr.trace.run_trace`` takes when it is offered.
+A process that exits, hangs past the timeout or prints a line that is not the
+expected JSON makes ``feed``/``finish`` raise ``DetectorProcessError`` (in
+``feed_many``: at that chunk's result), which a replay reports as a crash with
+the chunk index; the process is killed and restarted on the next ``new``. When
+it exited or hung with several requests outstanding, the chunk that did it is
+not known (a harness may hold answers back until it would wait for input): the
+message so far is replayed on a fresh process and the outstanding chunks are
+fed one at a time, so the one named is the one that fails alone.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import enum
-import json
-import os
-import select
 import shlex
-import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Sequence
-from typing import IO, Any, BinaryIO
+from collections.abc import Iterator, Sequence
+from typing import Any, BinaryIO
 
-from tcr.detector.events import Event, Reasoning, Rejected, Text, ToolCall
+from tcr.detector._pipe import DetectorProcessError, Pipe, excerpt
+from tcr.detector._wire import encode, event_from_json, event_to_json, events_json, loads
+from tcr.detector.events import Event
 from tcr.detector.loader import Factory, load_factory, make_detector
 from tcr.errors import TcrError
 
@@ -50,117 +61,93 @@ __all__ = [
     "serve",
 ]
 
-_MAX_LINE = 1 << 28  # a response without a newline this long is garbage, not a slow reply
-_encode = json.JSONEncoder(separators=(",", ":")).encode  # one encoder: dumps() builds one per call
-
-
-class DetectorProcessError(RuntimeError):
-    """The detector process crashed, hung, printed garbage or answered with an error."""
-
-
-# -- events as JSON ----------------------------------------------------------------
-
-
-def event_to_json(event: Event) -> dict[str, Any]:
-    """One event as the protocol's JSON object."""
-    if isinstance(event, Text):
-        return {"type": "text", "text": event.text}
-    if isinstance(event, ToolCall):
-        return {
-            "type": "tool_call",
-            "name": event.name,
-            "arguments": event.arguments,
-            "raw": event.raw,
-            "format": event.format,
-        }
-    if isinstance(event, Reasoning):
-        return {"type": "reasoning", "text": event.text, "raw": event.raw, "format": event.format}
-    return {
-        "type": "rejected",
-        "raw": event.raw,
-        "content": event.content,
-        "format": event.format,
-        "reason": event.reason,
-    }
-
-
-def event_from_json(data: object) -> Event:
-    """The protocol's JSON object as an event; ``ValueError`` naming what is wrong."""
-    if not isinstance(data, dict):
-        raise ValueError(f"an event must be an object, not {type(data).__name__}")
-    kind = data.get("type")
-    if kind == "text":
-        return Text(_text(data, "text"))
-    if kind == "tool_call":
-        return ToolCall(
-            _text(data, "name"),
-            _text(data, "arguments"),
-            _raw(data),
-            _text(data, "format", ""),
-        )
-    if kind == "reasoning":
-        return Reasoning(_text(data, "text"), _raw(data), _text(data, "format", ""))
-    if kind == "rejected":
-        return Rejected(
-            _raw(data),
-            _text(data, "content"),
-            _text(data, "format", ""),
-            _text(data, "reason", "malformed"),
-        )
-    raise ValueError(f"unknown event type {kind!r}")
-
-
-def _text(data: dict[str, Any], key: str, default: str | None = None) -> str:
-    value = data.get(key, default)
-    if not isinstance(value, str):
-        raise ValueError(f"event field {key!r} must be a string, not {type(value).__name__}")
-    return value
-
-
-def _raw(data: dict[str, Any]) -> str | None:
-    raw = data.get("raw")
-    if raw is not None and not isinstance(raw, str):
-        raise ValueError(f"event field 'raw' must be a string or null, not {type(raw).__name__}")
-    return raw
-
 
 # -- the reference side: any in-process detector behind the protocol ----------------
 
 
 def serve(factory: Factory, stdin: BinaryIO, stdout: BinaryIO) -> None:
-    """Answer requests from ``stdin`` until it closes, one flushed line per request."""
-    detector: Any = None
-    for line in stdin:
-        try:
-            request = json.loads(line)
-            op = request["op"]
-            if op == "new":
-                detector = None
-                detector = make_detector(factory, request.get("tools"))
-                response: dict[str, Any] = {"ok": True}
-            elif detector is None:
-                response = {"error": f"no detector for {op!r}: send new first"}
-            elif op == "feed":
-                response = _events(detector.feed(request["chunk"]))
-            elif op == "finish":
-                response = _events(detector.finish())
-            elif op == "reset" and callable(getattr(detector, "reset", None)):
-                detector.reset()
-                response = {"ok": True}
-            elif op == "state" and hasattr(detector, "state"):
-                response = {"state": _jsonable(detector.state)}
-            elif op in ("reset", "state"):
-                response = {"error": "unsupported"}
-            else:
-                response = {"error": f"unknown op {op!r}"}
-        except Exception as error:  # the detector's failure is the client's finding
-            response = {"error": _describe(error)}
-        stdout.write(_encode(response).encode() + b"\n")
+    """Answer requests from ``stdin`` until it closes, one line each, in order.
+
+    Answers are written ``_BATCH`` at a time, and whatever is ready before the
+    next read (which may wait): a pipelining client gets them in bulk, one that
+    waits for each answer gets it at once. A slow detector's answers still go
+    out every ``_FLUSH_EVERY`` seconds, as the client's timeout runs per answer.
+    """
+    server = _Server(factory)
+    read = getattr(stdin, "read1", stdin.read)  # read1: what is there, without waiting for more
+    start: list[bytes] = []  # a request line split across reads
+    answers: list[bytes] = []
+    try:
+        while data := read(1 << 16):
+            if b"\n" not in data:
+                start.append(data)
+                continue
+            head, *lines, tail = data.split(b"\n")
+            if start:
+                head = b"".join(start) + head
+            start = [tail] if tail else []
+            flushed = time.monotonic()
+            for line in (head, *lines):
+                answers.append(server.answer(line))
+                if len(answers) >= _BATCH or time.monotonic() - flushed > _FLUSH_EVERY:
+                    _write(stdout, answers)
+                    flushed = time.monotonic()
+            _write(stdout, answers)
+        if b"".join(start).strip():
+            answers.append(server.answer(b"".join(start)))
+    finally:  # a detector that calls sys.exit() still gets its earlier answers out
+        _write(stdout, answers)
+
+
+_FLUSH_EVERY = 0.02
+_BATCH = 64  # answers per write at most: the client takes them while the next are worked out
+
+
+def _write(stdout: BinaryIO, answers: list[bytes]) -> None:
+    if answers:
+        stdout.write(b"".join(answers))
         stdout.flush()
+        answers.clear()
 
 
-def _events(events: Sequence[Event]) -> dict[str, Any]:
-    return {"events": [event_to_json(event) for event in events]}
+class _Server:
+    """The reference harness's state: the current detector, one answer per request line."""
+
+    def __init__(self, factory: Factory) -> None:
+        self.factory = factory
+        self.detector: Any = None
+
+    def answer(self, line: bytes) -> bytes:
+        try:
+            answer = self._respond(loads(line))
+        except Exception as error:  # the detector's failure is the client's finding
+            answer = encode({"error": _describe(error)})
+        return answer.encode() + b"\n"  # ASCII: the encoder escapes the rest
+
+    def _respond(self, request: Any) -> str:
+        op = request["op"]
+        if op == "feed" and self.detector is not None:
+            return events_json(self.detector.feed(request["chunk"]))
+        if op == "new":
+            self.detector = None
+            self.detector = make_detector(self.factory, request.get("tools"))
+            return _OK
+        detector = self.detector
+        if detector is None:
+            return encode({"error": f"no detector for {op!r}: send new first"})
+        if op == "finish":
+            return events_json(detector.finish())
+        if op == "reset" and callable(getattr(detector, "reset", None)):
+            detector.reset()
+            return _OK
+        if op == "state" and hasattr(detector, "state"):
+            return encode({"state": _jsonable(detector.state)})
+        if op in ("reset", "state"):
+            return encode({"error": "unsupported"})
+        return encode({"error": f"unknown op {op!r}"})
+
+
+_OK = '{"ok":true}'
 
 
 def _jsonable(value: object) -> object:
@@ -199,113 +186,31 @@ def main(argv: Sequence[str] | None = None) -> int:
 # -- the client side ---------------------------------------------------------------
 
 
-class _Process:
-    """One running harness: requests written, response lines read, each under a deadline."""
-
-    def __init__(self, argv: list[str], timeout: float) -> None:
-        self.timeout = timeout
-        # stderr goes to a file, not a pipe nobody drains; its last line explains a crash.
-        self.stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 closed in close()
-        try:
-            self.proc = subprocess.Popen(
-                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr, bufsize=0
-            )
-        except OSError as error:
-            self.stderr.close()
-            raise DetectorProcessError(f"cannot start detector process: {error}") from None
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.wfd = self.proc.stdin.fileno()
-        self.rfd = self.proc.stdout.fileno()
-        os.set_blocking(self.wfd, False)  # a harness that stops reading must not block us
-        self.readable = select.poll()
-        self.readable.register(self.rfd, select.POLLIN)
-        self.writable = select.poll()
-        self.writable.register(self.wfd, select.POLLOUT)
-        self.buffer = bytearray()
-
-    def request(self, message: dict[str, Any]) -> dict[str, Any]:
-        deadline = time.monotonic() + self.timeout
-        self._write(_encode(message).encode() + b"\n", deadline)
-        line = self._readline(deadline)
-        try:
-            response = json.loads(line)
-        except ValueError:
-            response = None
-        if not isinstance(response, dict):
-            raise DetectorProcessError(f"detector process printed garbage: {_excerpt(line)}")
-        return response
-
-    def _write(self, data: bytes, deadline: float) -> None:
-        view = memoryview(data)
-        while view:
-            try:
-                written = os.write(self.wfd, view)
-            except BlockingIOError:
-                written = 0
-            except (BrokenPipeError, ConnectionResetError):
-                raise DetectorProcessError(self._exited()) from None
-            view = view[written:]
-            if view and not self.writable.poll(self._remaining(deadline)):
-                raise self._timed_out()
-
-    def _readline(self, deadline: float) -> bytes:
-        buffer = self.buffer
-        while True:
-            end = buffer.find(b"\n")
-            if end >= 0:
-                line = bytes(buffer[:end])
-                del buffer[: end + 1]
-                return line
-            if len(buffer) > _MAX_LINE:
-                raise DetectorProcessError(
-                    f"detector process printed garbage: {_excerpt(bytes(buffer[:80]))}"
-                )
-            if not self.readable.poll(self._remaining(deadline)):
-                raise self._timed_out()
-            data = os.read(self.rfd, 1 << 16)
-            if not data:
-                raise DetectorProcessError(self._exited())
-            buffer += data
-
-    def _remaining(self, deadline: float) -> int:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise self._timed_out()
-        return max(1, int(remaining * 1000))
-
-    def _timed_out(self) -> DetectorProcessError:
-        return DetectorProcessError(f"detector process did not answer within {self.timeout:g} s")
-
-    def _exited(self) -> str:
-        try:
-            code = self.proc.wait(timeout=1)
-        except subprocess.TimeoutExpired:
-            code = None
-        self.stderr.seek(0)
-        lines = [ln for ln in self.stderr.read()[-2000:].decode(errors="replace").splitlines()]
-        last = next((ln.strip() for ln in reversed(lines) if ln.strip()), "")
-        status = "closed its output" if code is None else f"exited with code {code}"
-        return f"detector process {status}" + (f": {last}" if last else "")
-
-    def close(self) -> None:
-        for stream in (self.proc.stdin, self.proc.stdout):
-            if stream is not None:
-                stream.close()
-        try:
-            self.proc.wait(timeout=1)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self.stderr.close()
-
-    def kill(self) -> None:
-        self.proc.kill()
-        self.close()
+def _line(message: dict[str, Any]) -> bytes:
+    return encode(message).encode() + b"\n"
 
 
-def _excerpt(line: bytes) -> str:
-    text = line.decode(errors="replace")
-    return repr(text if len(text) <= 80 else text[:79] + "…")
+def _feed_line(chunk: str) -> bytes:
+    return b'{"op":"feed","chunk":' + encode(chunk).encode() + b"}\n"
+
+
+_STALE = (
+    "this detector's process was restarted or another detector started since "
+    "(detectors of one --detector-cmd run one message at a time)"
+)
+_FINISH = _line({"op": "finish"})
+_RESET = _line({"op": "reset"})
+_STATE = _line({"op": "state"})
+
+
+def _parse(line: bytes) -> dict[str, Any]:
+    try:
+        response = loads(line)
+    except ValueError:
+        response = None
+    if not isinstance(response, dict):
+        raise DetectorProcessError(f"detector process printed garbage: {excerpt(line)}")
+    return response
 
 
 class CommandFactory:
@@ -321,51 +226,71 @@ class CommandFactory:
         self.argv = shlex.split(command)
         if not self.argv:
             raise TcrError("--detector-cmd: empty command")
-        self._process: _Process | None = None
+        self._pipe: Pipe | None = None
         self._current: ProcessDetector | None = None
 
     def __call__(self, tools: list[str] | None = None) -> ProcessDetector:
+        detector = ProcessDetector(self, tools)
+        self._start(detector)
+        return detector
+
+    def _start(self, detector: ProcessDetector) -> Pipe:
+        """A fresh detector in the harness for ``detector``, the process started if need be."""
         self._current = None
-        if self._process is None:
-            self._process = _Process(self.argv, self.timeout)
-        response = self._request({"op": "new", "tools": tools})
+        if self._pipe is not None and self._pipe.due:
+            self._settle()  # answers to a feed_many nobody read to the end
+        if self._pipe is None:
+            self._pipe = Pipe(self.argv, self.timeout)
+        response = self._request(_line({"op": "new", "tools": detector._tools}))
         if "error" in response:
             raise DetectorProcessError(f"detector process could not start one: {response['error']}")
         if response.get("ok") is not True:
             self._fail()
             raise DetectorProcessError(f"detector process answered new with {response!r}")
-        self._current = ProcessDetector(self)
-        return self._current
+        self._current = detector
+        return self._pipe
 
-    def _request(self, message: dict[str, Any]) -> dict[str, Any]:
-        assert self._process is not None
+    def _request(self, line: bytes) -> dict[str, Any]:
+        assert self._pipe is not None
         try:
-            return self._process.request(message)
+            return _parse(self._pipe.request(line))
         except DetectorProcessError:
             self._fail()
             raise
 
+    def _settle(self) -> None:
+        assert self._pipe is not None
+        try:
+            self._pipe.drain()
+        except DetectorProcessError:
+            self._fail()
+
     def _fail(self) -> None:
         # After a crash, a hang or garbage the line stream cannot be trusted: start over.
         self._current = None
-        if self._process is not None:
-            self._process.kill()
-            self._process = None
+        if self._pipe is not None:
+            self._pipe.kill()
+            self._pipe = None
 
-    def _call(self, detector: ProcessDetector, message: dict[str, Any]) -> dict[str, Any]:
-        if detector is not self._current or self._process is None:
+    def _pipe_of(self, detector: ProcessDetector) -> Pipe:
+        if detector is not self._current or self._pipe is None:
+            raise DetectorProcessError(_STALE)
+        if detector._pipelining:
             raise DetectorProcessError(
-                "this detector's process was restarted or another detector started since "
-                "(detectors of one --detector-cmd run one message at a time)"
+                "this detector's feed_many() is still running: take all its results first"
             )
-        return self._request(message)
+        return self._pipe
+
+    def _call(self, detector: ProcessDetector, line: bytes) -> dict[str, Any]:
+        self._pipe_of(detector)
+        return self._request(line)
 
     def close(self) -> None:
         """Stop the process (it sees its stdin close); a later call starts another."""
         self._current = None
-        if self._process is not None:
-            self._process.close()
-            self._process = None
+        if self._pipe is not None:
+            self._pipe.close()
+            self._pipe = None
 
     def __enter__(self) -> CommandFactory:
         return self
@@ -380,7 +305,7 @@ class CommandFactory:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.command, self.timeout = state["command"], state["timeout"]
         self.argv = shlex.split(self.command)
-        self._process, self._current = None, None
+        self._pipe, self._current = None, None
 
     def __repr__(self) -> str:
         return f"command_factory({self.command!r})"
@@ -389,18 +314,96 @@ class CommandFactory:
 class ProcessDetector:
     """A detector in another process, driven over the JSON-lines protocol."""
 
-    def __init__(self, owner: CommandFactory) -> None:
+    def __init__(self, owner: CommandFactory, tools: list[str] | None = None) -> None:
         self._owner = owner
+        self._tools = tools
         self._state_supported = True
+        self._pipelining = False
+        # What changed the detector since ``new`` (chunks fed, finish/reset lines sent):
+        # enough to bring a fresh process to the same point.
+        self._history: list[str | bytes] = []
 
     def feed(self, chunk: str) -> list[Event]:
-        return self._events(self._owner._call(self, {"op": "feed", "chunk": chunk}))
+        response = self._owner._call(self, _feed_line(chunk))
+        self._history.append(chunk)
+        return self._events(response)
+
+    def feed_many(self, chunks: Sequence[str]) -> Iterator[list[Event]]:
+        """What ``feed`` returns for each chunk, in order, with the requests pipelined.
+
+        Requests go out ahead of their answers, so a message costs about one pipe
+        round trip instead of one per chunk. A failure raises when the failing
+        chunk's result is taken, as ``feed`` would have for that chunk. Take
+        every result (or close the iterator) before the next ``finish``.
+        """
+        owner = self._owner
+        pipe = owner._pipe_of(self)
+        self._pipelining = True
+        total = len(chunks)
+        index = 0  # the chunk whose result comes next
+        queued = 0  # chunks sent; results from ``index`` to here are due
+        one_by_one = 0  # chunks before this go one request at a time (after a lost process)
+        try:
+            while index < total:
+                if index < one_by_one:
+                    response = owner._request(_feed_line(chunks[index]))
+                    self._history.append(chunks[index])
+                    queued = index + 1
+                else:
+                    while queued < total and pipe.room:
+                        pipe.send(_feed_line(chunks[queued]))
+                        self._history.append(chunks[queued])
+                        queued += 1
+                    try:
+                        response = _parse(pipe.answer())
+                    except DetectorProcessError as error:
+                        owner._fail()
+                        if not error.lost or queued - index == 1:
+                            raise
+                        # It exited or hung with several requests in: which one did it?
+                        pipe = self._revive(error, queued - index)
+                        one_by_one, queued = queued, index
+                        continue
+                index += 1
+                events = self._events(response)
+                if index == total:
+                    self._pipelining = False  # finish() may follow the last result at once
+                yield events
+                if owner._current is not self or owner._pipe is not pipe:
+                    raise DetectorProcessError(_STALE)
+        finally:
+            self._pipelining = False
+            if queued > index and owner._current is self and owner._pipe is pipe:
+                owner._settle()
+
+    def _revive(self, lost: DetectorProcessError, unanswered: int) -> Pipe:
+        """A fresh process brought to where this one last answered: everything before replayed."""
+        owner = self._owner
+        before = self._history[: len(self._history) - unanswered]
+        try:
+            pipe = owner._start(self)
+            for item in before:
+                pipe.send(item if isinstance(item, bytes) else _feed_line(item))
+                while not pipe.room:
+                    _parse(pipe.answer())
+            while pipe.due:
+                _parse(pipe.answer())
+        except DetectorProcessError as error:
+            owner._fail()
+            raise DetectorProcessError(
+                f"{lost} (a fresh process replaying the chunks before failed too: {error})"
+            ) from None
+        self._history = before
+        return pipe
 
     def finish(self) -> list[Event]:
-        return self._events(self._owner._call(self, {"op": "finish"}))
+        response = self._owner._call(self, _FINISH)
+        self._history.append(_FINISH)
+        return self._events(response)
 
     def reset(self) -> None:
-        response = self._owner._call(self, {"op": "reset"})
+        response = self._owner._call(self, _RESET)
+        self._history.append(_RESET)
         if "error" in response:
             raise DetectorProcessError(f"reset() in the detector process: {response['error']}")
 
@@ -409,7 +412,7 @@ class ProcessDetector:
         """The harness's ``state`` answer, or ``None`` when it does not implement it."""
         if not self._state_supported:
             return None
-        response = self._owner._call(self, {"op": "state"})
+        response = self._owner._call(self, _STATE)
         if response.get("error") == "unsupported":
             self._state_supported = False
             return None
@@ -428,18 +431,14 @@ class ProcessDetector:
         if "error" in response:
             raise DetectorProcessError(f"the detector raised {response['error']}")
         self._owner._fail()
-        raise DetectorProcessError(f"detector process printed garbage: {_excerpt(_dump(response))}")
-
-
-def _dump(response: dict[str, Any]) -> bytes:
-    return _encode(response).encode()
+        raise DetectorProcessError(f"detector process printed garbage: {excerpt(_line(response))}")
 
 
 def command_factory(command: str, *, timeout: float = 5.0) -> CommandFactory:
     """A factory whose detectors live in the process ``command`` starts (once, lazily).
 
     ``command`` is split like a shell line (no shell runs it). ``timeout`` bounds
-    each request in seconds.
+    the wait for each answer, in seconds.
     """
     if timeout <= 0:
         raise TcrError(f"--detector-timeout must be positive, not {timeout:g}")
