@@ -19,7 +19,6 @@ import json
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from types import TracebackType
 from typing import Any, Final
 
 import aiohttp
@@ -27,7 +26,7 @@ from aiohttp import web
 from multidict import CIMultiDict, CIMultiDictProxy
 from yarl import URL
 
-from tcr._background import in_background
+from tcr._background import AsyncService, in_background
 from tcr.recorder.body import BodyReader
 from tcr.recorder.capture import (
     Capture,
@@ -75,7 +74,7 @@ def _end_to_end(headers: CIMultiDictProxy[str], *, drop: tuple[str, ...] = ()) -
     return CIMultiDict((k, v) for k, v in headers.items() if k.lower() not in skip)
 
 
-class RecordingProxy:
+class RecordingProxy(AsyncService):
     """The proxy as an object: ``async with RecordingProxy(upstream, out_dir) as proxy``
     serves on ``proxy.url`` (port 0 picks a free port) until the block ends.
 
@@ -157,18 +156,6 @@ class RecordingProxy:
         if self._session is not None:
             await self._session.close()
             self._session = None
-
-    async def __aenter__(self) -> RecordingProxy:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         task = asyncio.current_task()

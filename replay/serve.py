@@ -19,12 +19,11 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from aiohttp import web
 
-from tcr._background import in_background
+from tcr._background import AsyncService, in_background
 from tcr.corpus import Recording, iter_recordings, read_recording
 from tcr.errors import TcrError
 from tcr.rechunk import Strategy, parse_strategy
@@ -78,7 +77,7 @@ def load_recordings(
     return loaded
 
 
-class ReplayServer:
+class ReplayServer(AsyncService):
     """``async with ReplayServer(recordings) as server`` serves on ``server.url``
     (port 0 picks a free port) until the block ends."""
 
@@ -140,18 +139,6 @@ class ReplayServer:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
-
-    async def __aenter__(self) -> ReplayServer:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
 
     # --- choosing ------------------------------------------------------------------------
 
@@ -261,26 +248,9 @@ class ReplayServer:
 
 
 async def serve(
-    recordings: Sequence[tuple[Path, Recording]],
-    *,
-    host: str = "127.0.0.1",
-    port: int = 0,
-    rechunk: str | None = None,
-    speed: float = 1.0,
-    seed: int = 0,
-    on_started: Callable[[ReplayServer], object] | None = None,
-    on_served: Callable[[Served], object] | None = None,
+    server: ReplayServer, *, on_started: Callable[[ReplayServer], object] | None = None
 ) -> None:
     """Serve until cancelled; ``on_started`` gets the server once it listens."""
-    server = ReplayServer(
-        recordings,
-        host=host,
-        port=port,
-        rechunk=rechunk,
-        speed=speed,
-        seed=seed,
-        on_served=on_served,
-    )
     async with server:
         if on_started is not None:
             on_started(server)

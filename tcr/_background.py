@@ -8,9 +8,10 @@ import contextlib
 import threading
 from collections.abc import Coroutine, Iterator
 from contextlib import contextmanager
+from types import TracebackType
 from typing import Any, Protocol, TypeVar
 
-__all__ = ["Service", "in_background"]
+__all__ = ["AsyncService", "Service", "in_background"]
 
 
 class Service(Protocol):
@@ -20,6 +21,29 @@ class Service(Protocol):
 
 
 S = TypeVar("S", bound=Service)
+A = TypeVar("A", bound="AsyncService")
+
+
+class AsyncService:
+    """``async with service:`` starts it and closes it, however the block ends."""
+
+    async def start(self) -> None:
+        raise NotImplementedError
+
+    async def close(self) -> None:
+        raise NotImplementedError
+
+    async def __aenter__(self: A) -> A:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
 
 
 @contextmanager

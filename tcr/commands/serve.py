@@ -15,7 +15,7 @@ from tcr.errors import TcrError
 from tcr.rechunk import STRATEGY_FORMS
 
 if TYPE_CHECKING:
-    from tcr.replay.serve import ReplayServer, Served
+    from tcr.replay.serve import Served
 
 EPILOG = f"""\b
 Endpoints: POST /v1/chat/completions (OpenAI chat completions, streamed or not),
@@ -68,7 +68,7 @@ def serve(
     """Serve recordings (files or directories; default the bundled corpora) as a
     streaming OpenAI-compatible and llama.cpp endpoint, so an agent in any
     language runs against recorded streams."""
-    from tcr.replay.serve import load_recordings
+    from tcr.replay.serve import ReplayServer, load_recordings
     from tcr.replay.serve import serve as serve_recordings
 
     out = Console(highlight=False, soft_wrap=True)
@@ -96,18 +96,16 @@ def serve(
                 fields += [f"by {request.chosen_by}", request.chunking or ""]
             out.print(escape(" ".join(fields)))
 
-        run_interruptible(
-            serve_recordings(
-                loaded,
-                host=host,
-                port=port,
-                rechunk=rechunk,
-                speed=speed,
-                seed=seed,
-                on_started=started,
-                on_served=served,
-            )
+        server = ReplayServer(
+            loaded,
+            host=host,
+            port=port,
+            rechunk=rechunk,
+            speed=speed,
+            seed=seed,
+            on_served=served,
         )
+        run_interruptible(serve_recordings(server, on_started=started))
     except asyncio.CancelledError:
         out.print("tcr serve: stopped")
     except TcrError as error:
