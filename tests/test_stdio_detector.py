@@ -281,6 +281,19 @@ def test_reference_behind_the_protocol_gives_the_same_verdicts_over_every_corpus
     assert remote.recordings == len(CORPUS)
 
 
+def test_reference_behind_the_protocol_gives_the_same_verdicts_on_the_huge_recording(
+    reference: CommandFactory,
+) -> None:
+    # The 1 MiB block at per-character chunkings is left to the in-process replay.
+    huge = [path for path in bundled() if path.name == HUGE]
+    options = {"strategies": ["original", "whole", "random"], "runs": 1}
+    local, remote = run(huge, **options), run(huge, detector=reference, **options)
+    assert [(o.strategy, o.ok, o.error) for o in remote.outcomes] == [
+        (o.strategy, o.ok, o.error) for o in local.outcomes
+    ]
+    assert remote.recordings == 1
+
+
 MISBEHAVIOURS = [
     ("crash", "exited with code 3: panic: index out of range"),
     ("hang", "did not answer within 0.5 s"),
