@@ -213,6 +213,12 @@ class _Free:
             return spans[index][0] - self.covered
         return x - self.covered
 
+    def block_end(self, x: int) -> int:
+        """End of the block ``x`` (the last ``before`` argument) is inside, else ``x``:
+        ``before`` gives the same for every input position up to it."""
+        spans, index = self.spans, self.index
+        return spans[index][1] if index < len(spans) and spans[index][0] < x else x
+
 
 def holdback(trace: Trace, whole: Trace, bound: int = HOLDBACK_BOUND) -> list[Violation]:
     """After each feed, input neither emitted nor inside a block of ``whole`` is <= bound."""
@@ -224,6 +230,9 @@ def _holdback(trace: Trace, whole: Trace, bound: int) -> list[Violation]:
     spans = _block_spans(whole)
     free_received, free_emitted = _Free(spans), _Free(spans)
     emitted = received = 0
+    # While input up to steady_until arrives inside one block and nothing more is
+    # emitted, what is held cannot change: a long block costs no lookup per chunk.
+    steady_emitted, steady_until = -1, -1
     for step in trace.steps:
         if step.chunk is None:
             break
@@ -232,7 +241,10 @@ def _holdback(trace: Trace, whole: Trace, bound: int) -> list[Violation]:
             emitted += len(event.raw or "")
         if received - emitted <= bound:  # the common case needs no block lookup
             continue
+        if emitted == steady_emitted and received <= steady_until:
+            continue
         held = free_received.before(received) - free_emitted.before(min(emitted, received))
+        steady_emitted, steady_until = emitted, free_received.block_end(received)
         if held > bound:
             message = (
                 f"holds back {held} characters after chunk {step.index} (bound {bound}): "

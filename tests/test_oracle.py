@@ -166,6 +166,15 @@ def test_holding_a_block_is_not_holding_back() -> None:
     assert holdback(run_trace(ToyDetector(), chunks), run_trace(ToyDetector(), [WEATHER])) == []
 
 
+def test_text_held_after_a_long_block_breaks_the_bound_at_its_chunk() -> None:
+    # Steps inside the block skip the block lookup; the text after it must not be missed.
+    text = "ab" + WEATHER * 20 + "the quick brown fox jumps over the lazy dog"
+    whole = run_trace(ToyDetector(), [text])
+    (violation,) = holdback(run_trace(HoldsEverything(), tuple(text)), whole)
+    assert violation.chunk == len("ab" + WEATHER * 20) + HOLDBACK_BOUND - 2
+    assert f"holds back {HOLDBACK_BOUND + 1} characters" in violation.message
+
+
 def test_exception_in_feed_is_a_crash_at_its_chunk() -> None:
     chunks = ["one ", "two ", "three ", "four"]
     verdict = verdict_of(RaisesOnThirdChunk, chunks)

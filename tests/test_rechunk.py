@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import subprocess
 import sys
 
@@ -106,6 +107,23 @@ def test_random_sizes_stay_within_max() -> None:
 
 def test_random_yields_runs_chunkings() -> None:
     assert len(list(parse_strategy("random").chunkings(CALL, runs=13))) == 13
+
+
+@pytest.mark.parametrize("most", [1, 2, 3, 8, 13, 64])
+def test_random_sizes_are_the_draws_of_randrange(most: int) -> None:
+    # Reproducers name random runs by seed and index: the inlined draws must not move.
+    for chunking in parse_strategy(f"random:{most}").chunkings(CALL * 5, runs=3, seed=4):
+        rng = random.Random(f"4/{chunking.label.split('#')[1]}")
+        assert [len(c) for c in chunking.chunks[:-1]] == [
+            rng.randrange(most) + 1 for _ in chunking.chunks[:-1]
+        ]
+
+
+def test_random_from_a_start_run_makes_the_same_later_runs() -> None:
+    every = list(parse_strategy("random").chunkings(CALL, runs=9, seed=2))
+    later = list(parse_strategy("random").chunkings(CALL, runs=9, seed=2, start=5))
+    assert later == every[5:]
+    assert list(parse_strategy("char").chunkings(CALL, start=1)) == []
 
 
 def test_random_is_deterministic_for_a_seed() -> None:

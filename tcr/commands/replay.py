@@ -47,6 +47,7 @@ Examples:
   tcr replay rec.msgpack --rechunk splits:12,15 --check no_leak
   tcr replay rec.msgpack --detector mypkg.parser:make_detector --debug
   tcr replay corpora/ --detector-cmd './my-go-detector --stdio' --detector-timeout 2
+  tcr replay corpora/ --detector-cmd './my-go-detector --stdio' --jobs 2
   tcr replay corpora/ --jobs 2 --shard 1/3     # this machine's third, on 2 cores
   tcr replay corpora/recorded --layer transport --rechunk bytes-random
   tcr replay corpora/ --json > report.json; tcr replay corpora/ --junit replay.xml
@@ -125,7 +126,7 @@ def replay(
     err = Console(stderr=True)
     try:
         with (
-            _detector(detector, detector_cmd, detector_timeout, jobs) as chosen,
+            _detector(detector, detector_cmd, detector_timeout) as chosen,
             _progress(err, enabled=not as_json) as advance,
         ):
             report = run(
@@ -158,16 +159,14 @@ def replay(
 
 @contextmanager
 def _detector(
-    spec: str | None, command: str | None, timeout: float, jobs: int
+    spec: str | None, command: str | None, timeout: float
 ) -> Iterator[str | CommandFactory | None]:
-    """``--detector`` as it is, or ``--detector-cmd`` as one harness process for the run."""
+    """``--detector`` as it is, or ``--detector-cmd`` as one harness (one per ``--jobs`` worker)."""
     if command is None:
         yield spec
         return
     if spec is not None:
         raise TcrError("--detector and --detector-cmd exclude each other: give one")
-    if jobs > 1:
-        raise TcrError("--detector-cmd does not combine with --jobs yet: drop --jobs")
     with command_factory(command, timeout=timeout) as factory:
         yield factory
 
