@@ -1,18 +1,22 @@
-"""A ``FuzzReport`` for people (rich text) and for CI (JUnit XML)."""
+"""A ``FuzzReport`` for people (rich text) and for CI (JUnit XML, SARIF for code scanning)."""
 
 from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 
+from tcr import sarif
+from tcr.replay.report import write_report_file
+
 from .model import Finding, FuzzReport
 from .truth import Truth
 
-__all__ = ["describe_truth", "render", "write_junit"]
+__all__ = ["describe_truth", "render", "sarif_results", "to_sarif", "write_junit", "write_sarif"]
 
 
 def _plural(n: int, word: str) -> str:
@@ -148,4 +152,67 @@ def write_junit(report: FuzzReport, path: str | Path) -> None:
     root = ET.Element("testsuites")
     root.append(suite)
     ET.indent(root)
-    ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
+    write_report_file(path, ET.tostring(root, encoding="utf-8", xml_declaration=True), "JUnit XML")
+
+
+def sarif_results(report: FuzzReport) -> list[sarif.Result]:
+    """The finding, if any, located at its saved recording."""
+    finding = report.finding
+    if finding is None:
+        return []
+    case, v = finding.case, finding.violation
+    kind = "mutated" if case.origin.startswith("mutated") else "generated"
+    where = f" (chunk {v.chunk}, offset {v.offset}: {v.excerpt})" if v.excerpt else ""
+    message = (
+        f"{v.check} fails on a {kind} case that tcr fuzz found after "
+        f"{_plural(finding.found_after, 'example')} (seed {report.seed}): {v.message}{where}. "
+    )
+    if finding.saved is not None:
+        message += f"Saved as {finding.saved}; reproduce with: {finding.replay_command}"
+    else:
+        message += f"Chunks: {list(case.chunks)!r}"
+    properties: dict[str, Any] = {
+        "detector": report.detector,
+        "seed": report.seed,
+        "case": case.origin,
+        "chunks": list(case.chunks),
+        "ground_truth": describe_truth(case.truth),
+        "also": [str(other) for other in finding.violations[1:]],
+    }
+    if finding.saved is not None:
+        properties |= {"reproducer": finding.replay_command, "step_through": finding.tui_command}
+    return [
+        sarif.Result(
+            v.check,
+            message,
+            None if finding.saved is None else str(finding.saved),
+            ("fuzz", report.detector, v.check, json.dumps(list(case.chunks), ensure_ascii=False)),
+            chunk=v.chunk,
+            offset=v.offset,
+            properties=properties,
+        )
+    ]
+
+
+def to_sarif(report: FuzzReport, *, root: Path | None = None) -> dict[str, Any]:
+    """The run as a SARIF 2.1.0 log: no result, or the finding; recordings left out as notes."""
+    properties: dict[str, Any] = {
+        "detector": report.detector,
+        "seed": report.seed,
+        "examples": report.examples,
+        "jobs": report.jobs,
+    }
+    if report.shard is not None:
+        properties["shard"] = "{}/{}".format(*report.shard)
+    return sarif.to_sarif(
+        sarif_results(report),
+        root=(Path.cwd() if root is None else root).resolve(),
+        exit_code=report.exit_code,
+        notes=[f"not mutated: {line}" for line in report.skipped],
+        properties=properties,
+    )
+
+
+def write_sarif(report: FuzzReport, path: str | Path) -> None:
+    """Write the run as SARIF 2.1.0 (GitHub code scanning, the VS Code SARIF viewer)."""
+    write_report_file(path, json.dumps(to_sarif(report), indent=2, ensure_ascii=False), "SARIF")

@@ -1,18 +1,31 @@
-"""A replay ``Report`` for people (a rich table), for machines (JSON) and for CI (JUnit XML)."""
+"""A replay ``Report`` for people (a rich table), for machines (JSON) and for CI (JUnit XML,
+SARIF for code-scanning views)."""
 
 from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from tcr import sarif
+from tcr.errors import TcrError
+
 from .model import Failure, Outcome, Report
 
-__all__ = ["render", "to_json", "write_junit"]
+__all__ = [
+    "render",
+    "sarif_results",
+    "to_json",
+    "to_sarif",
+    "write_junit",
+    "write_report_file",
+    "write_sarif",
+]
 
 
 def render(report: Report, console: Console) -> None:
@@ -124,4 +137,80 @@ def write_junit(report: Report, path: str | Path) -> None:
     root = ET.Element("testsuites")
     root.append(suite)
     ET.indent(root)
-    ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
+    write_report_file(path, ET.tostring(root, encoding="utf-8", xml_declaration=True), "JUnit XML")
+
+
+def sarif_results(report: Report) -> list[sarif.Result]:
+    """One result per failure (per recording x strategy x check), crash and unusable input."""
+    results = []
+    for outcome in report.outcomes:
+        if outcome.error:
+            results.append(
+                sarif.Result(
+                    "crash",
+                    f"the detector could not be run on {outcome.path} under {outcome.strategy}: "
+                    f"{outcome.error}",
+                    outcome.path,
+                    ("replay", outcome.recording, "crash", outcome.strategy),
+                    properties={"recording": outcome.recording, "strategy": outcome.strategy},
+                )
+            )
+        results += [_failure_result(outcome, failure) for failure in outcome.failures]
+    for error in report.errors:
+        message = error.message if error.path in error.message else f"{error.path}: {error.message}"
+        results.append(sarif.Result("input", message, error.path, ("replay", error.path, "input")))
+    return results
+
+
+def _failure_result(outcome: Outcome, failure: Failure) -> sarif.Result:
+    v = failure.violation
+    under = outcome.strategy
+    if failure.label != outcome.strategy:
+        under += f" ({failure.label})"
+    where = f" (chunk {v.chunk}, offset {v.offset}: {v.excerpt})" if v.excerpt else ""
+    message = (
+        f"{v.check} fails on {outcome.path} under {under}: {v.message}{where}. Shrunk from "
+        f"{failure.original_splits} to {len(failure.splits)} split points; reproduce with: "
+        f"{failure.reproducer}"
+    )
+    return sarif.Result(
+        v.check,
+        message,
+        outcome.path,
+        ("replay", outcome.recording, v.check, outcome.strategy),
+        chunk=v.chunk,
+        offset=v.offset,
+        properties={
+            "recording": outcome.recording,
+            "strategy": outcome.strategy,
+            "chunking": failure.label,
+            "splits": list(failure.splits),
+            "excerpt": v.excerpt,
+            "reproducer": failure.reproducer,
+            "snippet": failure.snippet,
+        },
+    )
+
+
+def to_sarif(report: Report, *, root: Path | None = None) -> dict[str, Any]:
+    """The report as a SARIF 2.1.0 log; relative paths are taken from ``root`` (default: cwd)."""
+    root = (Path.cwd() if root is None else root).resolve()
+    return sarif.to_sarif(sarif_results(report), root=root, exit_code=report.exit_code)
+
+
+def write_sarif(report: Report, path: str | Path) -> None:
+    """Write the report as SARIF 2.1.0 (GitHub code scanning, the VS Code SARIF viewer)."""
+    write_report_file(path, json.dumps(to_sarif(report), indent=2, ensure_ascii=False), "SARIF")
+
+
+def write_report_file(path: str | Path, data: str | bytes, what: str) -> None:
+    """Write a report file (its folder made if need be); one that cannot be is a ``TcrError``."""
+    target = Path(path)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(data, str):
+            target.write_text(data + "\n", encoding="utf-8")
+        else:
+            target.write_bytes(data + b"\n")
+    except OSError as error:
+        raise TcrError(f"cannot write {what} to {path}: {error.strerror or error}") from error

@@ -476,12 +476,15 @@ def test_body_that_does_not_decode_is_shown_then_exit_2(tmp_path: Path) -> None:
     assert result.stderr.startswith(f"tcr show: {path}, frame 0") and result.stderr.count("\n") == 1
 
 
-def test_crashing_detector_is_reported_in_the_output_with_exit_1(sse_file: Path) -> None:
+def test_crashing_detector_is_shown_then_exit_2_with_one_line(sse_file: Path) -> None:
     result = invoke(str(sse_file), "--detector", "toy_detectors:RaisesOnThirdChunk")
 
-    assert result.exit_code == 1
+    assert result.exit_code == 2, result.exception
     assert "CRASH in feed() of chunk 2" in result.stdout
-    assert result.stderr == ""
+    assert (
+        result.stderr
+        == f"tcr show: {sse_file}: the detector raised ValueError: boom in feed() of chunk 2\n"
+    )
 
 
 def test_help_ends_with_examples() -> None:

@@ -11,7 +11,13 @@ from typing import TYPE_CHECKING
 import click
 from rich.console import Console
 
-from tcr.commands.options import detector_option, fail
+from tcr.commands.options import (
+    detector_option,
+    fail,
+    junit_option,
+    sarif_option,
+    write_reports,
+)
 from tcr.detector.formats import FORMATS
 from tcr.errors import TcrError
 
@@ -30,7 +36,8 @@ reproduce it. The same --seed gives the same sequence of examples.
 run it exactly once; --max-examples counts all of it); --jobs spreads a run
 over processes, and the first failure in any of them stops the others.
 Exit codes: 0 no violation, 1 a violation was found, 2 a bad option, a detector
-            that cannot be loaded, or one that crashes.
+            that cannot be loaded, one that crashes, or a --junit or --sarif
+            file that cannot be written (after the report).
 
 \b
 Examples:
@@ -39,6 +46,7 @@ Examples:
   tcr fuzz --detector tcr.detector.broken:per_chunk_markers --budget 30s --seed 3
   tcr fuzz --max-examples 20000 --seed 7 --format tool_call_tag --format think
   tcr fuzz --corpus corpora/recorded --save /tmp/found --junit fuzz.xml
+  tcr fuzz --budget 10m --sarif fuzz.sarif     # GitHub code scanning, VS Code
   tcr fuzz --jobs 2 --budget 10m               # both cores of this machine
   tcr fuzz --max-examples 400000 --shard 2/4 --jobs 2  # CI machine 2 of 4
 """
@@ -82,7 +90,8 @@ def parse_budget(value: str) -> float:
     show_default=True,
     help="Save the shrunk failure as a recording in this directory.",
 )
-@click.option("--junit", type=click.Path(path_type=Path), help="Write JUnit XML here.")
+@junit_option
+@sarif_option
 @click.option("--jobs", type=int, default=1, show_default=True, help="Search in N processes.")
 @click.option(
     "--shard",
@@ -99,13 +108,14 @@ def fuzz(
     corpus: tuple[Path, ...],
     save: Path,
     junit: Path | None,
+    sarif: Path | None,
     jobs: int,
     shard: str | None,
 ) -> None:
     """Fuzz a detector with generated messages (every dialect, with their ground truth)
     and mutated recordings, under random chunkings, against every oracle."""
     from tcr.fuzz import run
-    from tcr.fuzz.report import render, write_junit
+    from tcr.fuzz.report import render, write_junit, write_sarif
     from tcr.shard import parse_shard
 
     err = Console(stderr=True)
@@ -134,7 +144,10 @@ def fuzz(
             )
     except TcrError as error:
         fail("fuzz", error)
-    if junit is not None:
-        write_junit(report, junit)
     render(report, Console(soft_wrap=True))
-    sys.exit(report.exit_code)
+    written = write_reports(
+        "fuzz",
+        (junit, lambda path: write_junit(report, path)),
+        (sarif, lambda path: write_sarif(report, path)),
+    )
+    sys.exit(report.exit_code if written else 2)

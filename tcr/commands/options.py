@@ -6,9 +6,12 @@ import asyncio
 import contextlib
 import signal
 from collections.abc import Callable, Coroutine
+from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 import click
+
+from tcr.errors import TcrError
 
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
@@ -18,10 +21,13 @@ __all__ = [
     "detector_option",
     "fail",
     "json_option",
+    "junit_option",
     "parse_tools",
     "run_interruptible",
+    "sarif_option",
     "seed_option",
     "tools_option",
+    "write_reports",
 ]
 
 
@@ -72,6 +78,39 @@ def seed_option(fn: F) -> F:
 
 def json_option(fn: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")(fn)
+
+
+def junit_option(fn: F) -> F:
+    return click.option(
+        "--junit",
+        type=click.Path(path_type=Path),
+        metavar="FILE",
+        help="Write JUnit XML here (CI test-report views).",
+    )(fn)
+
+
+def sarif_option(fn: F) -> F:
+    return click.option(
+        "--sarif",
+        type=click.Path(path_type=Path),
+        metavar="FILE",
+        help="Write SARIF 2.1.0 here (GitHub code scanning, the VS Code SARIF viewer).",
+    )(fn)
+
+
+def write_reports(command: str, *writes: tuple[Path | None, Callable[[Path], None]]) -> bool:
+    """Write each report file asked for (``None``: not asked); one that cannot be written is
+    one line on stderr, and the others are still written. False if any could not be."""
+    ok = True
+    for path, write in writes:
+        if path is None:
+            continue
+        try:
+            write(path)
+        except TcrError as error:
+            click.echo(f"tcr {command}: {' '.join(str(error).split())}", err=True)
+            ok = False
+    return ok
 
 
 def parse_tools(value: str | None) -> list[str] | None:

@@ -17,9 +17,12 @@ from tcr.commands.options import (
     detector_option,
     fail,
     json_option,
+    junit_option,
     parse_tools,
+    sarif_option,
     seed_option,
     tools_option,
+    write_reports,
 )
 from tcr.detector.stdio import CommandFactory, command_factory
 from tcr.errors import TcrError
@@ -36,7 +39,8 @@ Strategies: """
     + """
 Exit codes: 0 every check passes, 1 a violation was found,
             2 an input could not be used (corrupt recording, detector that
-              cannot be loaded, raises in its factory or crashes).
+              cannot be loaded, raises in its factory or crashes), or a
+              --junit or --sarif file could not be written (after the report).
 
 \b
 Examples:
@@ -51,6 +55,7 @@ Examples:
   tcr replay corpora/ --jobs 2 --shard 1/3     # this machine's third, on 2 cores
   tcr replay corpora/recorded --layer transport --rechunk bytes-random
   tcr replay corpora/ --json > report.json; tcr replay corpora/ --junit replay.xml
+  tcr replay corpora/ --sarif replay.sarif     # GitHub code scanning, VS Code
 """
 )
 
@@ -84,7 +89,8 @@ Examples:
     help="content: rechunk the decoded text; transport: re-split the raw body bytes.",
 )
 @json_option
-@click.option("--junit", type=click.Path(path_type=Path), help="Write JUnit XML here.")
+@junit_option
+@sarif_option
 @click.option("-x", "--exitfirst", is_flag=True, help="Stop at the first failure.")
 @click.option("--no-minimize", is_flag=True, help="Report failing chunkings without shrinking.")
 @click.option(
@@ -110,6 +116,7 @@ def replay(
     layer: str,
     as_json: bool,
     junit: Path | None,
+    sarif: Path | None,
     exitfirst: bool,
     no_minimize: bool,
     debug: bool,
@@ -120,7 +127,7 @@ def replay(
     detector under every rechunking, check every oracle, and shrink each failure to a
     minimal reproducer."""
     from tcr.replay import run
-    from tcr.replay.report import render, to_json, write_junit
+    from tcr.replay.report import render, to_json, write_junit, write_sarif
     from tcr.replay.runner import parse_shard
 
     err = Console(stderr=True)
@@ -146,15 +153,18 @@ def replay(
             )
     except TcrError as error:
         fail("replay", error)
-    if junit is not None:
-        write_junit(report, junit)
     if as_json:
         click.echo(to_json(report))
     else:
         render(report, Console(soft_wrap=False))
+    written = write_reports(
+        "replay",
+        (junit, lambda path: write_junit(report, path)),
+        (sarif, lambda path: write_sarif(report, path)),
+    )
     if debug and report.failures and detector_cmd is None:
         _debug(report, detector, parse_tools(tools))
-    sys.exit(report.exit_code)
+    sys.exit(report.exit_code if written else 2)
 
 
 @contextmanager

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import click
 from rich.console import Console
@@ -12,9 +12,12 @@ from rich.console import Console
 from tcr.commands.options import (
     detector_option,
     json_option,
+    junit_option,
     parse_tools,
+    sarif_option,
     seed_option,
     tools_option,
+    write_reports,
 )
 from tcr.errors import TcrError
 from tcr.rechunk import STRATEGY_FORMS
@@ -24,7 +27,8 @@ __all__ = ["show"]
 EPILOG = """\b
 Exit status: 0 every check passed, 1 a violation was found, 2 bad input
 (unreadable file, body that does not decode, bad strategy, detector that
-cannot be loaded or that crashed: the crash is shown as a finding).
+cannot be loaded or that crashed: the crash is shown as a finding), or a
+--junit or --sarif file that cannot be written.
 
 \b
 Examples:
@@ -33,6 +37,7 @@ Examples:
   tcr show rec.msgpack --rechunk splits:12,40     # the chunking a replay failure names
   tcr show rec.msgpack --frames 0 | less -R       # every frame
   tcr show rec.msgpack --json | jq .verdict
+  tcr show rec.msgpack --rechunk char --junit show.xml --sarif show.sarif
 """
 
 
@@ -59,6 +64,8 @@ Examples:
     help="Show the first and last frames, deltas and events, N rows in all (0: every row).",
 )
 @json_option
+@junit_option
+@sarif_option
 @click.pass_context
 def show(
     ctx: click.Context,
@@ -69,6 +76,8 @@ def show(
     seed: int,
     frames_limit: int,
     as_json: bool,
+    junit: Path | None,
+    sarif: Path | None,
 ) -> None:
     """Show one recording: header, frames with timing, decoded deltas, the content
     with its chunk boundaries, the detector's events and the oracles' verdict."""
@@ -81,6 +90,7 @@ def show(
         render,
         summarize,
     )
+    from tcr.replay.show_report import command_line, write_junit, write_sarif
 
     try:
         summary = summarize(
@@ -94,13 +104,27 @@ def show(
         render(summary, Console(highlight=False), frames_limit=frames_limit)
     code = exit_code(summary)
     if code == 2:
-        click.echo(f"tcr show: {_one_line(summary['decoded']['error'])}", err=True)
-    ctx.exit(code)
+        click.echo(f"tcr show: {_one_line(_unusable(summary))}", err=True)
+    command = command_line(file, rechunk=rechunk, detector=detector, tools=tools, seed=seed)
+    written = write_reports(
+        "show",
+        (junit, lambda path: write_junit(summary, path)),
+        (sarif, lambda path: write_sarif(summary, path, command=command)),
+    )
+    ctx.exit(code if written else 2)
 
 
 def _fail(ctx: click.Context, error: TcrError) -> NoReturn:
     click.echo(f"tcr show: {_one_line(str(error))}", err=True)
     ctx.exit(2)
+
+
+def _unusable(summary: dict[str, Any]) -> str:
+    """Why the exit status is 2: the body does not decode, or the detector crashed."""
+    if summary["decoded"]["error"] is not None:
+        return str(summary["decoded"]["error"])
+    crash = next(v for v in summary["verdict"]["violations"] if v["check"] == "crash")
+    return f"{summary['path']}: {crash['message']}"
 
 
 def _one_line(message: str) -> str:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from sarif_checks import load_sarif, location_uri
 
 from tcr.cli import main
 from tcr.commands.fuzz import fuzz, parse_budget
@@ -54,6 +55,47 @@ def test_violation_exits_1_and_prints_the_case_and_how_to_reproduce_it(tmp_path:
     replayed = CliRunner().invoke(main, shlex.split(line)[1:])
     assert replayed.exit_code == 1, replayed.output
     assert f"{check} in " in replayed.output  # the same check fails
+
+
+def test_sarif_result_points_at_the_saved_recording(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    spec = "tcr.detector.broken:per_chunk_markers"
+    code, out = invoke(
+        "--detector", spec, "--budget", "20s", "--save", "found", "--sarif", "f.sarif"
+    )
+
+    assert code == 1, out
+    saved = next((tmp_path / "found").glob("*.msgpack"))
+    (result,) = load_sarif(tmp_path / "f.sarif")["results"]
+    assert location_uri(result) == f"found/{saved.name}"
+    check = saved.name.split("-")[0]  # files are named CHECK-DIGEST.msgpack
+    assert result["ruleId"] == check
+    replay = f"tcr replay found/{saved.name} --rechunk original --detector {spec}"
+    assert result["message"]["text"].endswith(f"reproduce with: {replay}")
+    assert result["properties"]["reproducer"] == replay
+
+
+def test_no_violation_gives_a_valid_sarif_with_no_results(tmp_path: Path) -> None:
+    sarif = tmp_path / "fuzz.sarif"
+    code, out = invoke("--max-examples", "50", "--corpus", REGRESSIONS, "--sarif", str(sarif))
+
+    assert code == 0, out
+    run = load_sarif(sarif)
+    assert run["results"] == []
+    assert run["properties"]["examples"] == 50
+    assert run["invocations"][0]["exitCode"] == 0
+
+
+def test_unwritable_sarif_is_exit_2_with_one_line_after_the_report(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        fuzz, ["--max-examples", "20", "--corpus", REGRESSIONS, "--sarif", str(tmp_path)]
+    )
+
+    assert result.exit_code == 2
+    assert "no violation" in result.stdout
+    assert result.stderr == f"tcr fuzz: cannot write SARIF to {tmp_path}: Is a directory\n"
 
 
 @pytest.mark.parametrize(

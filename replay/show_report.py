@@ -1,0 +1,148 @@
+"""A ``tcr show`` summary for CI: JUnit XML (a test case per check) and SARIF.
+
+Both read the plain data :func:`tcr.replay.show.summarize` returns, so they
+report what ``tcr show`` printed: the checks of one chunking of one recording.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import xml.etree.ElementTree as ET
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from tcr import sarif
+from tcr.oracle import CHECKS, Violation
+
+from .report import write_report_file
+from .show import exit_code
+
+__all__ = ["command_line", "sarif_results", "to_sarif", "write_junit", "write_sarif"]
+
+
+def command_line(
+    path: str | Path,
+    *,
+    rechunk: str = "original",
+    detector: str | None = None,
+    tools: str | None = None,
+    seed: int = 0,
+) -> str:
+    """The ``tcr show`` line that shows the same chunking again."""
+    args = ["tcr", "show", str(path), "--rechunk", rechunk]
+    if seed:
+        args += ["--seed", str(seed)]
+    if detector is not None:
+        args += ["--detector", detector]
+    if tools is not None:
+        args += ["--tools", tools]
+    return shlex.join(args)
+
+
+def sarif_results(summary: Mapping[str, Any], *, command: str | None = None) -> list[sarif.Result]:
+    """One result per violation, or one ``input`` result for a body that does not decode."""
+    path = summary["path"]
+    recording = str(summary["header"].get("id") or path)
+    error = summary["decoded"]["error"]
+    if error is not None:
+        return [sarif.Result("input", error, path, ("show", recording, "input"))]
+    label = summary["content"]["label"]
+    reproduce = f" Reproduce with: {command}" if command else ""
+    results = []
+    for v in summary["verdict"]["violations"]:
+        where = (
+            f" (chunk {v['chunk']}, offset {v['offset']}: {v['excerpt']})" if v["excerpt"] else ""
+        )
+        results.append(
+            sarif.Result(
+                v["check"],
+                f"{v['check']} fails on {path} under {label}: {v['message']}{where}.{reproduce}",
+                path,
+                ("show", recording, v["check"], summary["content"]["rechunk"]),
+                chunk=v["chunk"],
+                offset=v["offset"],
+                properties={
+                    "recording": recording,
+                    "chunking": label,
+                    "detector": summary["detector"]["spec"],
+                    "excerpt": v["excerpt"],
+                    **({"reproducer": command} if command else {}),
+                },
+            )
+        )
+    return results
+
+
+def to_sarif(
+    summary: Mapping[str, Any], *, command: str | None = None, root: Path | None = None
+) -> dict[str, Any]:
+    """The summary's verdict as a SARIF 2.1.0 log (``command``: the line that reproduces it)."""
+    return sarif.to_sarif(
+        sarif_results(summary, command=command),
+        root=(Path.cwd() if root is None else root).resolve(),
+        exit_code=exit_code(summary),
+    )
+
+
+def write_sarif(
+    summary: Mapping[str, Any], path: str | Path, *, command: str | None = None
+) -> None:
+    """Write the verdict as SARIF 2.1.0 (GitHub code scanning, the VS Code SARIF viewer)."""
+    log = to_sarif(summary, command=command)
+    write_report_file(path, json.dumps(log, indent=2, ensure_ascii=False), "SARIF")
+
+
+def write_junit(summary: Mapping[str, Any], path: str | Path) -> None:
+    """One test case per check (passed, failed, skipped with why); a crash is an error.
+
+    A body that does not decode is one errored test case: no check ran.
+    """
+    recording = summary["path"]
+    cases: list[ET.Element] = []
+    error = summary["decoded"]["error"]
+    if error is not None:
+        case = ET.Element("testcase", classname=recording, name="decode")
+        ET.SubElement(case, "error", message=error, type="input")
+        cases.append(case)
+    else:
+        verdict = summary["verdict"]
+        for check in CHECKS:
+            found = [v for v in verdict["violations"] if v["check"] == check]
+            if check not in verdict["ran"] and not found:
+                if check in verdict["skipped"]:
+                    case = ET.Element("testcase", classname=recording, name=check)
+                    ET.SubElement(case, "skipped", message=verdict["skipped"][check])
+                    cases.append(case)
+                continue
+            case = ET.Element("testcase", classname=recording, name=check)
+            if found:
+                tag = "error" if check == "crash" else "failure"
+                first = found[0]
+                element = ET.SubElement(
+                    case, tag, message=f"{check}: {first['message']}", type=check
+                )
+                element.text = "\n".join(str(Violation(**v)) for v in found)
+            cases.append(case)
+
+    def count(tag: str) -> str:
+        return str(sum(1 for case in cases if case.find(tag) is not None))
+
+    suite = ET.Element(
+        "testsuite",
+        name="tcr show",
+        tests=str(len(cases)),
+        failures=count("failure"),
+        errors=count("error"),
+        skipped=count("skipped"),
+    )
+    if summary["content"] is not None:  # a body that does not decode was not chunked
+        properties = ET.SubElement(suite, "properties")
+        ET.SubElement(properties, "property", name="rechunk", value=summary["content"]["label"])
+        ET.SubElement(properties, "property", name="detector", value=summary["detector"]["spec"])
+    suite.extend(cases)
+    root = ET.Element("testsuites")
+    root.append(suite)
+    ET.indent(root)
+    write_report_file(path, ET.tostring(root, encoding="utf-8", xml_declaration=True), "JUnit XML")
