@@ -7,8 +7,8 @@ oracle of DESIGN §7 plus ``input`` (a recording or detector that could not be
 used): the rules of every log, so a viewer can explain any result.
 
 A recording is a binary msgpack file: it has no lines to point at, so a result's
-location is the file alone, with the chunk index and input offset as a logical
-location and in the result's properties.
+location is the file (line 1, for viewers that need a line), with the chunk index
+and input offset as a logical location and in the result's properties.
 """
 
 from __future__ import annotations
@@ -195,6 +195,9 @@ def _rule(rule: Rule) -> dict[str, Any]:
     }
 
 
+_FILE: Final = {"startLine": 1}
+
+
 def _result(result: Result, root: PurePath) -> dict[str, Any]:
     out: dict[str, Any] = {
         "ruleId": result.rule,
@@ -203,9 +206,10 @@ def _result(result: Result, root: PurePath) -> dict[str, Any]:
         "message": {"text": result.message},
     }
     if result.path is not None:
-        location: dict[str, Any] = {
-            "physicalLocation": {"artifactLocation": artifact_location(result.path, root)}
-        }
+        # A recording has no lines, but GitHub code scanning shows a result only at a
+        # line (sarif-sdk rule GH1003): line 1 stands for the file.
+        physical = {"artifactLocation": artifact_location(result.path, root), "region": _FILE}
+        location: dict[str, Any] = {"physicalLocation": physical}
         if result.chunk is not None:
             where = f"chunk {result.chunk}"
             detail = where if result.offset is None else f"{where}, offset {result.offset}"
