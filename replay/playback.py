@@ -25,7 +25,7 @@ import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, groupby, islice
-from typing import Any
+from typing import Any, AnyStr
 
 from tcr.corpus import Recording
 from tcr.errors import DecodeError, TcrError
@@ -229,11 +229,18 @@ def _channel(item: _Text | _Mark) -> str | tuple[str, int] | None:
 def _cuts(text: str, strategy: Strategy, turn: int, seed: int) -> list[int]:
     if strategy.kind == "splits":  # offsets into the content: a shorter channel keeps its own
         return [offset for offset in strategy.offsets if offset < len(text)]
-    chunkings = list(islice(strategy.chunkings(text, runs=turn + 1, seed=seed), turn + 1))
-    if not chunkings:
-        return []
-    chunks = chunkings[turn % len(chunkings)].chunks
+    chunks = _nth(strategy, text, turn, seed)
     return list(accumulate(len(chunk) for chunk in chunks))[:-1]
+
+
+def _nth(strategy: Strategy, text: AnyStr, turn: int, seed: int) -> tuple[AnyStr, ...]:
+    """The chunks of the strategy's ``turn``-th chunking of ``text``, going round when it
+    makes fewer (``exhaustive``); a random one makes that run alone."""
+    if strategy.repeated:
+        made = strategy.chunkings(text, runs=turn + 1, seed=seed, start=turn)
+        return next(made).chunks
+    chunkings = list(islice(strategy.chunkings(text, seed=seed), turn + 1))
+    return chunkings[turn % len(chunkings)].chunks if chunkings else ()
 
 
 def _pieces(run: Sequence[_Text], start: int, cuts: Sequence[int]) -> Iterator[_Text]:
@@ -381,8 +388,7 @@ def _retransported(played: Playback, strategy: Strategy, turn: int, seed: int) -
     """The same body bytes in the writes ``strategy`` makes; each write is sent at
     the time of the recorded write its first byte came from."""
     body = played.body
-    chunkings = list(islice(strategy.chunkings(body, runs=turn + 1, seed=seed), turn + 1))
-    chunks = chunkings[turn % len(chunkings)].chunks if chunkings else ()
+    chunks = _nth(strategy, body, turn, seed)
     ends = list(accumulate(len(w.data) for w in played.writes))
     writes: list[Write] = []
     position = recorded = 0
