@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from tcr import sarif
-from tcr.replay.report import write_report_file
+from tcr._report_files import write_junit_xml, write_sarif_log
 
 from .model import Finding, FuzzReport
 from .truth import Truth
@@ -152,7 +152,7 @@ def write_junit(report: FuzzReport, path: str | Path) -> None:
     root = ET.Element("testsuites")
     root.append(suite)
     ET.indent(root)
-    write_report_file(path, ET.tostring(root, encoding="utf-8", xml_declaration=True), "JUnit XML")
+    write_junit_xml(path, root)
 
 
 def sarif_results(report: FuzzReport) -> list[sarif.Result]:
@@ -215,4 +215,4 @@ def to_sarif(report: FuzzReport, *, root: Path | None = None) -> dict[str, Any]:
 
 def write_sarif(report: FuzzReport, path: str | Path) -> None:
     """Write the run as SARIF 2.1.0 (GitHub code scanning, the VS Code SARIF viewer)."""
-    write_report_file(path, json.dumps(to_sarif(report), indent=2, ensure_ascii=False), "SARIF")
+    write_sarif_log(path, to_sarif(report))

@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from tcr import sarif
-from tcr.errors import TcrError
+from tcr._report_files import write_junit_xml, write_sarif_log
 
 from .model import Failure, Outcome, Report
 
@@ -23,7 +23,6 @@ __all__ = [
     "to_json",
     "to_sarif",
     "write_junit",
-    "write_report_file",
     "write_sarif",
 ]
 
@@ -137,7 +136,7 @@ def write_junit(report: Report, path: str | Path) -> None:
     root = ET.Element("testsuites")
     root.append(suite)
     ET.indent(root)
-    write_report_file(path, ET.tostring(root, encoding="utf-8", xml_declaration=True), "JUnit XML")
+    write_junit_xml(path, root)
 
 
 def sarif_results(report: Report) -> list[sarif.Result]:
@@ -200,17 +199,4 @@ def to_sarif(report: Report, *, root: Path | None = None) -> dict[str, Any]:
 
 def write_sarif(report: Report, path: str | Path) -> None:
     """Write the report as SARIF 2.1.0 (GitHub code scanning, the VS Code SARIF viewer)."""
-    write_report_file(path, json.dumps(to_sarif(report), indent=2, ensure_ascii=False), "SARIF")
-
-
-def write_report_file(path: str | Path, data: str | bytes, what: str) -> None:
-    """Write a report file (its folder made if need be); one that cannot be is a ``TcrError``."""
-    target = Path(path)
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(data, str):
-            target.write_text(data + "\n", encoding="utf-8")
-        else:
-            target.write_bytes(data + b"\n")
-    except OSError as error:
-        raise TcrError(f"cannot write {what} to {path}: {error.strerror or error}") from error
+    write_sarif_log(path, to_sarif(report))

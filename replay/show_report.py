@@ -6,7 +6,6 @@ report what ``tcr show`` printed: the checks of one chunking of one recording.
 
 from __future__ import annotations
 
-import json
 import shlex
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping
@@ -14,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from tcr import sarif
+from tcr._report_files import write_junit_xml, write_sarif_log
 from tcr.oracle import CHECKS, Violation
 
-from .report import write_report_file
 from .show import exit_code
 
 __all__ = ["command_line", "sarif_results", "to_sarif", "write_junit", "write_sarif"]
@@ -91,7 +90,7 @@ def write_sarif(
 ) -> None:
     """Write the verdict as SARIF 2.1.0 (GitHub code scanning, the VS Code SARIF viewer)."""
     log = to_sarif(summary, command=command)
-    write_report_file(path, json.dumps(log, indent=2, ensure_ascii=False), "SARIF")
+    write_sarif_log(path, log)
 
 
 def write_junit(summary: Mapping[str, Any], path: str | Path) -> None:
@@ -145,4 +144,4 @@ def write_junit(summary: Mapping[str, Any], path: str | Path) -> None:
     root = ET.Element("testsuites")
     root.append(suite)
     ET.indent(root)
-    write_report_file(path, ET.tostring(root, encoding="utf-8", xml_declaration=True), "JUnit XML")
+    write_junit_xml(path, root)

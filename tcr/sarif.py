@@ -144,7 +144,8 @@ def to_sarif(
     ``notes`` are conditions of the run that are no failures (a recording left
     out, and why); ``exit_code`` is the one the command exits with.
     """
-    invocation: dict[str, Any] = {"executionSuccessful": True}
+    # Violations found (exit 1) are a successful run; an input tcr could not use (2) is not.
+    invocation: dict[str, Any] = {"executionSuccessful": exit_code != 2}
     if exit_code is not None:
         invocation["exitCode"] = exit_code
     if notes:

@@ -142,9 +142,11 @@ def test_corrupt_recording_is_an_input_result_with_its_path(corpus: Path) -> Non
     (corpus / "broken.msgpack").write_bytes(b"\x81\xa3tcr\x01garbage")
 
     report = run([corpus], runs=2)
-    (result,) = check_sarif(to_sarif(report))["results"]
+    sarif_run = check_sarif(to_sarif(report))
+    (result,) = sarif_run["results"]
 
     assert report.exit_code == 2
+    assert sarif_run["invocations"] == [{"executionSuccessful": False, "exitCode": 2}]
     assert result["ruleId"] == "input"
     assert location_uri(result) == "corpus/broken.msgpack"
     assert "corpus/broken.msgpack" in result["message"]["text"]

@@ -80,7 +80,7 @@ def serve(
     try:
         loaded = load_recordings(
             list(paths) or None,
-            on_skipped=lambda why: err.print(f"tcr serve: skipped {escape(why)}"),
+            on_skipped=skipped,
         )
 
         def started(server: ReplayServer) -> None:
