@@ -22,17 +22,18 @@ the last write.
 from __future__ import annotations
 
 import json
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from itertools import accumulate, groupby, islice
+from dataclasses import dataclass, replace
+from itertools import accumulate, groupby
 from typing import Any, AnyStr
 
 from tcr.corpus import Recording
 from tcr.errors import DecodeError, TcrError
-from tcr.rechunk import Strategy
+from tcr.rechunk import Chunking, Strategy
 from tcr.stream import Delta, StreamDecoder
 
-__all__ = ["ENDPOINTS", "Playback", "Write", "chunking_label", "playback"]
+__all__ = ["ENDPOINTS", "Playback", "Write", "playback"]
 
 #: The endpoints served, and the framing each one speaks.
 ENDPOINTS = {"chat": "openai", "completion": "llamacpp"}
@@ -83,7 +84,8 @@ def playback(
     content = None if strategy is None or transport or strategy.kind == "original" else strategy
     exact = content is None and recording.kind == "sse"
     # A stream that cannot be decoded is sent as recorded: it is what the server said.
-    if stream and exact and _framing(recording) in (ENDPOINTS[endpoint], None):
+    exact = exact and _framing(recording) in (ENDPOINTS[endpoint], None)
+    if stream and exact:
         played = _exact(recording)
     else:
         timed = _decode(recording)
@@ -93,21 +95,16 @@ def playback(
         if recording.kind == "chunks" and recording.complete:  # engine chunks have no end marker
             last = timed[-1][0] if timed else 0
             items += [_Mark(last, "finish", "stop"), _Mark(last, "done")]
+        label = "original"
         if content is not None:
-            items = list(_rechunked(items, content, turn, seed))
+            items, label = _rechunked(items, content, turn, seed)
         writes = tuple(_encoded(items, endpoint, recording.id))
-        label = "original" if content is None else chunking_label(content, turn)
         played = Playback(200, _CONTENT_TYPES["sse"], writes, recording.complete, label)
     if strategy is not None and transport:
-        return _retransported(played, strategy, turn, seed)
+        played = _retransported(played, strategy, turn, seed)
+        if not exact:  # tcr replay --layer transport splits the recorded body, not this one
+            return replace(played, chunking=f"{played.chunking} of the re-encoded stream")
     return played
-
-
-def chunking_label(strategy: Strategy, turn: int) -> str:
-    """The name of the ``turn``-th chunking, as ``tcr replay`` prints it."""
-    return (
-        f"{strategy.spec}#{turn}" if strategy.kind in ("random", "bytes-random") else strategy.spec
-    )
 
 
 # --- exact ------------------------------------------------------------------------------
@@ -204,48 +201,54 @@ def _items(timed: Sequence[tuple[int, Delta]]) -> Iterator[_Text | _Mark]:
 
 def _rechunked(
     items: Sequence[_Text | _Mark], strategy: Strategy, turn: int, seed: int
-) -> Iterator[_Text | _Mark]:
+) -> tuple[list[_Text | _Mark], str]:
     """Each channel's text cut where ``strategy`` cuts it, and where another item
-    interrupts it; pieces take the time of the recorded piece they start in."""
+    interrupts it; pieces take the time of the recorded piece they start in. The
+    label is the content's chunking, as ``tcr replay`` names it."""
     texts: dict[str | tuple[str, int], list[str]] = {}
     for item in items:
         if isinstance(item, _Text):
             texts.setdefault(item.channel, []).append(item.text)
-    cuts = {ch: _cuts("".join(parts), strategy, turn, seed) for ch, parts in texts.items()}
+    chunkings = {ch: _nth(strategy, "".join(parts), turn, seed) for ch, parts in texts.items()}
+    cuts = {ch: list(chunking.splits) for ch, chunking in chunkings.items()}
+    if strategy.kind == "splits":  # offsets into the content: a shorter channel keeps its own
+        cuts = {ch: [o for o in strategy.offsets if o < len("".join(texts[ch]))] for ch in texts}
+    label = chunkings["content"].label if "content" in chunkings else strategy.spec
     offset = dict.fromkeys(texts, 0)
+    out: list[_Text | _Mark] = []
     for channel, group in groupby(items, key=_channel):
         if channel is None:
-            yield from group
+            out += group
             continue
         run = [piece for piece in group if isinstance(piece, _Text)]
-        yield from _pieces(run, offset[channel], cuts[channel])
+        out += _pieces(run, offset[channel], cuts[channel])
         offset[channel] += sum(len(piece.text) for piece in run)
+    return out, label
 
 
 def _channel(item: _Text | _Mark) -> str | tuple[str, int] | None:
     return item.channel if isinstance(item, _Text) else None
 
 
-def _cuts(text: str, strategy: Strategy, turn: int, seed: int) -> list[int]:
-    if strategy.kind == "splits":  # offsets into the content: a shorter channel keeps its own
-        return [offset for offset in strategy.offsets if offset < len(text)]
-    chunks = _nth(strategy, text, turn, seed)
-    return list(accumulate(len(chunk) for chunk in chunks))[:-1]
-
-
-def _nth(strategy: Strategy, text: AnyStr, turn: int, seed: int) -> tuple[AnyStr, ...]:
-    """The chunks of the strategy's ``turn``-th chunking of ``text``, going round when it
-    makes fewer (``exhaustive``); a random one makes that run alone."""
+def _nth(strategy: Strategy, text: AnyStr, turn: int, seed: int) -> Chunking[AnyStr]:
+    """The strategy's ``turn``-th chunking of ``text``, going round when it makes fewer
+    (``exhaustive``); a random one makes that run alone. Only one chunking is kept."""
     if strategy.repeated:
-        made = strategy.chunkings(text, runs=turn + 1, seed=seed, start=turn)
-        return next(made).chunks
-    chunkings = list(islice(strategy.chunkings(text, seed=seed), turn + 1))
-    return chunkings[turn % len(chunkings)].chunks if chunkings else ()
+        return next(strategy.chunkings(text, runs=turn + 1, seed=seed, start=turn))
+    made = 0
+    for chunking in strategy.chunkings(text, seed=seed):
+        if made == turn:
+            return chunking
+        made += 1
+    if made == 0:
+        return Chunking(strategy.spec, strategy.spec, ())
+    return next(strategy.chunkings(text, seed=seed, start=turn % made))
 
 
 def _pieces(run: Sequence[_Text], start: int, cuts: Sequence[int]) -> Iterator[_Text]:
     text = "".join(piece.text for piece in run)
-    ends = [c - start for c in cuts if start < c < start + len(text)] + [len(text)]
+    inside = cuts[bisect_right(cuts, start) : bisect_left(cuts, start + len(text))]
+    ends = [c - start for c in inside] + [len(text)]
     starts = list(accumulate((len(piece.text) for piece in run), initial=0))
     recorded = 0
     begin = 0
@@ -322,32 +325,30 @@ def _completion_delta(item: _Text | _Mark, model: str) -> str | None:
 
 
 def _whole(recording: Recording, endpoint: str, timed: Sequence[tuple[int, Delta]]) -> Playback:
-    decoder = _Summary(timed)
+    said = _Message(timed)
     t_ns = timed[-1][0] if timed else 0
-    if decoder.errors:
-        body: dict[str, Any] = {"error": {"message": decoder.errors[0]}}
+    if said.errors:
+        body: dict[str, Any] = {"error": {"message": said.errors[0]}}
         return Playback(500, "application/json", (Write(t_ns, _encode(body).encode()),))
     if endpoint == "completion":
-        body = {"content": decoder.content, "stop": True, "stop_type": decoder.finish or "eos"}
+        body = {"content": said.content, "stop": True, "stop_type": said.finish or "eos"}
     else:
-        message: dict[str, Any] = {"role": "assistant", "content": decoder.content or None}
-        if decoder.reasoning:
-            message["reasoning_content"] = decoder.reasoning
-        if decoder.calls:
-            message["tool_calls"] = decoder.calls
+        message: dict[str, Any] = {"role": "assistant", "content": said.content or None}
+        if said.reasoning:
+            message["reasoning_content"] = said.reasoning
+        if said.calls:
+            message["tool_calls"] = said.calls
         body = {
             "id": "chatcmpl-tcr",
             "object": "chat.completion",
             "created": 0,
             "model": recording.id,
-            "choices": [
-                {"index": 0, "message": message, "finish_reason": decoder.finish or "stop"}
-            ],
+            "choices": [{"index": 0, "message": message, "finish_reason": said.finish or "stop"}],
         }
     return Playback(200, "application/json", (Write(t_ns, _encode(body).encode()),))
 
 
-class _Summary:
+class _Message:
     """The decoded deltas of a stream, summed up as one message."""
 
     def __init__(self, timed: Sequence[tuple[int, Delta]]) -> None:
@@ -388,14 +389,15 @@ def _retransported(played: Playback, strategy: Strategy, turn: int, seed: int) -
     """The same body bytes in the writes ``strategy`` makes; each write is sent at
     the time of the recorded write its first byte came from."""
     body = played.body
-    chunks = _nth(strategy, body, turn, seed)
+    chunking = _nth(strategy, body, turn, seed)
     ends = list(accumulate(len(w.data) for w in played.writes))
     writes: list[Write] = []
     position = recorded = 0
-    for chunk in chunks:
+    for chunk in chunking.chunks:
         while ends[recorded] <= position:
             recorded += 1
         writes.append(Write(played.writes[recorded].t_ns, chunk))
         position += len(chunk)
-    label = chunking_label(strategy, turn)
-    return Playback(played.status, played.content_type, tuple(writes), played.complete, label)
+    return Playback(
+        played.status, played.content_type, tuple(writes), played.complete, chunking.label
+    )

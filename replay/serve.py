@@ -16,8 +16,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -91,7 +92,9 @@ class ReplayServer(AsyncService):
         speed: float = 1.0,
         seed: int = 0,
         on_served: Callable[[Served], object] | None = None,
+        sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
     ) -> None:
+        """``sleep`` paces the writes (tests pass one that records the delays)."""
         if not recordings:
             raise TcrError("no recordings to serve")
         if speed < 0:
@@ -103,6 +106,7 @@ class ReplayServer(AsyncService):
         self.speed = speed
         self.seed = seed
         self.on_served = on_served
+        self.sleep = sleep
         self._by_name: dict[str, Recording] = {}
         for path, recording in recordings:
             self._by_name.setdefault(path.name, recording)
@@ -111,6 +115,11 @@ class ReplayServer(AsyncService):
         self._turns: dict[str, int] = {}  # requests answered so far, per recording
         self._next = 0  # the recording "in turn"
         self._runner: web.AppRunner | None = None
+
+    @property
+    def addresses(self) -> list[tuple[str, int]]:
+        """The (host, port) of each socket it listens on."""
+        return [] if self._runner is None else [a[:2] for a in self._runner.addresses]
 
     @property
     def url(self) -> str:
@@ -174,15 +183,17 @@ class ReplayServer(AsyncService):
                 return self._error(request, 404, f"{HEADER}: no recording {missing.args[0]!r}")
             turn = self._turns.get(recording.id, 0)
             self._turns[recording.id] = turn + 1
-            try:
-                played = playback(
-                    recording,
-                    endpoint,
-                    strategy=self.strategy,
-                    stream=body.get("stream") is True,
-                    turn=turn,
-                    seed=self.seed,
-                )
+            play = partial(
+                playback,
+                recording,
+                endpoint,
+                strategy=self.strategy,
+                stream=body.get("stream") is True,
+                turn=turn,
+                seed=self.seed,
+            )
+            try:  # in a thread: re-chunking a large recording must not stall other clients
+                played = await asyncio.get_running_loop().run_in_executor(None, play)
             except TcrError as error:
                 return self._error(request, 500, str(error), recording=recording.id)
             self._log(request, played.status, recording.id, played.chunking, chosen_by)
@@ -207,7 +218,7 @@ class ReplayServer(AsyncService):
                 if self.speed > 0:
                     delay = started + write.t_ns / 1e9 / self.speed - loop.time()
                     if delay > 0:
-                        await asyncio.sleep(delay)
+                        await self.sleep(delay)
                 await response.write(write.data)
         except ConnectionError:
             return response  # the client went away

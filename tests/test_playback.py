@@ -121,7 +121,7 @@ def test_completion_stream_has_the_same_content(path: Path, spec: str | None) ->
     played = playback(recording, "completion", strategy=spec and parse_strategy(spec))
     decoded = _decoded(played)
     assert decoded.text == decode(recording).text
-    assert decoded.framing in ("llamacpp", "openai")  # exact: the recording's own framing
+    assert decoded.framing == "llamacpp"
     assert decoded.done
 
 
@@ -199,14 +199,29 @@ def test_the_nth_request_gets_the_nth_random_chunking() -> None:
     assert playback(recording, "chat", strategy=random, seed=1).writes != first.writes
 
 
-def test_a_strategy_with_several_chunkings_goes_round(tmp_path: Path) -> None:
+def test_a_strategy_with_several_chunkings_goes_round_and_names_each(tmp_path: Path) -> None:
     recording = _sse_recording(tmp_path / "r.msgpack", [{"content": "abc"}])
     exhaustive = parse_strategy("exhaustive")
-    contents = [
-        _decoded(playback(recording, "chat", strategy=exhaustive, turn=turn)).content
-        for turn in range(3)
-    ]
-    assert contents == [["a", "bc"], ["ab", "c"], ["a", "bc"]]
+    played = [playback(recording, "chat", strategy=exhaustive, turn=turn) for turn in range(3)]
+    assert [_decoded(p).content for p in played] == [["a", "bc"], ["ab", "c"], ["a", "bc"]]
+    assert [p.chunking for p in played] == ["exhaustive@1", "exhaustive@2", "exhaustive@1"]
+
+
+def test_a_transport_chunking_of_a_re_encoded_stream_says_so(tmp_path: Path) -> None:
+    recording = _sse_recording(tmp_path / "r.msgpack", [{"content": "abc"}])
+    bytes_3 = parse_strategy("bytes:3")
+    assert playback(recording, "chat", strategy=bytes_3).chunking == "bytes:3"
+    re_encoded = playback(recording, "completion", strategy=bytes_3).chunking
+    assert re_encoded == "bytes:3 of the re-encoded stream"
+
+
+def test_a_role_in_every_delta_still_gives_one_character_per_piece(tmp_path: Path) -> None:
+    # A server that repeats "role" in every delta makes each piece a run of its own;
+    # each run finds its cuts by bisection (it was a scan of every cut per run).
+    deltas = [{"role": "assistant", "content": "ab"} for _ in range(3000)]
+    recording = _sse_recording(tmp_path / "r.msgpack", deltas)
+    decoded = _decoded(playback(recording, "chat", strategy=parse_strategy("char")))
+    assert decoded.content == list("ab" * 3000)
 
 
 # --- transport-level re-chunking -------------------------------------------------------------------

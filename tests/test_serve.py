@@ -8,7 +8,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -211,13 +210,21 @@ def test_completion_endpoint_streams_llama_cpp_chunks() -> None:
 
 def test_writes_are_paced_by_the_recorded_times_over_speed(tmp_path: Path) -> None:
     header = new_header("sse", id="slow")
-    frames = [(0, b"data: [DONE]\n\n"[:6]), (400_000_000, b"data: [DONE]\n\n"[6:])]
+    frames = [(0, b"data: [DONE]\n\n"[:6]), (400 * 10**9, b"data: [DONE]\n\n"[6:])]
     write_recording(tmp_path / "slow.msgpack", header, frames)
-    with running_server(_loaded(tmp_path / "slow.msgpack"), speed=2) as server:
-        started = time.monotonic()
-        _raw(server, "/v1/chat/completions", {"stream": True})
-        # A lower bound only: a loaded machine can make it slower, never faster.
-        assert time.monotonic() - started >= 0.2
+    delays: list[float] = []
+
+    async def sleep(delay: float) -> None:  # records what the server waits for, waits not
+        delays.append(delay)
+
+    for speed, waits in ((2, [200.0]), (0, [])):
+        delays.clear()
+        loaded = _loaded(tmp_path / "slow.msgpack")
+        with running_server(loaded, speed=speed, sleep=sleep) as server:
+            _raw(server, "/v1/chat/completions", {"stream": True})
+        # The first write is due at once; the second 400 s / speed after the request,
+        # less the moments spent getting there.
+        assert delays == pytest.approx(waits, abs=5)
 
 
 # --- which recording ---------------------------------------------------------------------------------
@@ -280,7 +287,8 @@ def test_models_lists_the_recordings(three: ReplayServer) -> None:
 
 
 def test_it_binds_loopback_by_default(three: ReplayServer) -> None:
-    assert three.url.startswith("http://127.0.0.1:")
+    assert [host for host, _ in three.addresses] == ["127.0.0.1"]
+    assert three.url == f"http://127.0.0.1:{three.port}"
 
 
 # --- bad input ----------------------------------------------------------------------------------------
