@@ -125,7 +125,6 @@ def test_jobs_find_a_broken_detector_and_save_it_once(tmp_path: Path) -> None:
     assert finding is not None and finding.saved is not None
     assert (report.stopped, report.exit_code, report.jobs) == ("failure", 1, 2)
     assert report.examples < 100_000  # the first failure stopped both workers
-    assert finding.found_after == report.examples
     assert list(tmp_path.iterdir()) == [finding.saved]
     assert f"--detector {spec}" in finding.replay_command
 
