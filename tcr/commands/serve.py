@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,18 +18,21 @@ from tcr.rechunk import STRATEGY_FORMS
 if TYPE_CHECKING:
     from tcr.replay.serve import Served
 
+_STRATEGIES = textwrap.fill(f"Strategies: {STRATEGY_FORMS}.", 80)
 EPILOG = f"""\b
 Endpoints: POST /v1/chat/completions (OpenAI chat completions, streamed or not),
 POST /completion (llama.cpp), GET /v1/models (the recordings' ids), GET /health.
 A request gets the recording named by its X-Tcr-Recording header (id or file
 name), else the one whose id is its "model", else the next one in turn. The
 answer's X-Tcr-Recording and X-Tcr-Chunking headers say which recording and
-which chunking it was (the n-th request for a recording gets random:8#n).
+which chunking it was, as tcr replay names it (the n-th request for a
+recording gets the n-th: random:8#n, exhaustive@k).
 --rechunk original sends the recorded bytes as they were read; a content
 strategy (char, random, fixed:N, ...) sends the same text in different deltas;
 a transport strategy (bytes:N, bytes-random) the same bytes in different writes,
 one HTTP chunk each. A recording made on the other endpoint, or of engine
-chunks, is re-encoded for the one asked. Strategies: {STRATEGY_FORMS}.
+chunks, is re-encoded for the one asked.
+{_STRATEGIES}
 Exit codes: 0 stopped with Ctrl-C, 2 nothing to serve or the port is taken.
 
 \b
