@@ -134,7 +134,7 @@ def main() -> None:
         + f"| added | {added_stepped:.2f} | |\n"
         f"| floor: a pipe round trip to a process that only echoes | {floor:.2f} | |\n\n"
         f"Target: at most {TARGET_US:g} µs added per chunk (best against best): {verdict} "
-        "it. A replay sends the chunks ahead of their answers (up to 64 KiB of requests in "
+        "it. A replay sends the chunks ahead of their answers (up to 64 requests in "
         "flight), so it pays the JSON encoding and parsing on both sides but not a pipe round "
         "trip per chunk; stepping one chunk at a time pays the round trip, whose cost varies "
         "with machine load (10 to 90 µs seen on this 2-core machine)."

@@ -55,14 +55,20 @@ EVENTS: list[Event] = [
 # A harness in plain Python, as a Go or Rust one would be: line in, line out, no
 # knowledge of pipelining. It misbehaves at chunk AT (MODE: ok, crash, hang, garbage,
 # raise). FLUSH "eager" writes each answer at once; "lazy" holds them until it would
-# wait for input, so a crash (os._exit) or a hang also swallows earlier answers.
+# wait for input, so a crash (os._exit) or a hang also swallows earlier answers. It
+# sleeps START seconds before reading anything (a big runtime loading) and PER_FEED
+# seconds on each feed (a slow parser). Each process started adds a line to harness.py.starts.
 HARNESS = """
 import json, os, sys, time
 from tcr.detector.core import StreamDetector
 from tcr.detector.stdio import event_to_json
 
 mode, at, flush = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+start, per_feed = float(sys.argv[4]), float(sys.argv[5])
 detector, fed, held = None, 0, []
+with open(__file__ + ".starts", "a") as starts:
+    starts.write(f"{os.getpid()}\\n")
+time.sleep(start)
 
 def say(answer):
     held.append(json.dumps(answer) + "\\n")
@@ -90,6 +96,8 @@ def handle(request):
             time.sleep(60)
         if fed == at and mode == "garbage":
             held.append("hello from a debug print\\n")
+        if per_feed:
+            time.sleep(per_feed)
         fed += 1
         if fed - 1 == at and mode == "raise":
             return say({"error": "ValueError: boom"})
@@ -113,10 +121,19 @@ def reference() -> Iterator[CommandFactory]:
         yield factory
 
 
-def harness(tmp_path: Path, mode: str = "ok", at: int = 2, flush: str = "eager") -> str:
+def harness(
+    tmp_path: Path,
+    mode: str = "ok",
+    at: int = 2,
+    flush: str = "eager",
+    *,
+    start: float = 0.0,
+    per_feed: float = 0.0,
+) -> str:
     script = tmp_path / "harness.py"
     script.write_text(textwrap.dedent(HARNESS))
-    return shlex.join([sys.executable, str(script), mode, str(at), flush])
+    argv = [sys.executable, str(script), mode, str(at), flush, str(start), str(per_feed)]
+    return shlex.join(argv)
 
 
 @pytest.mark.parametrize("event", EVENTS, ids=lambda e: type(e).__name__)
@@ -341,6 +358,40 @@ def test_misbehaving_deep_in_a_pipelined_message_names_that_chunk(
         assert trace.steps == local.steps[:3000]
         after = run_trace(factory(), chunks[:2000], states=False)
     assert after.crash is None
+
+
+@pytest.mark.parametrize("flush", ["eager", "lazy"])
+def test_a_harness_slower_to_start_than_the_timeout_is_not_a_crash(
+    flush: str, tmp_path: Path
+) -> None:
+    # Its first answer may take START_UP (30 s), not just the per-answer timeout.
+    command = harness(tmp_path, flush=flush, start=0.8)
+    with command_factory(command, timeout=0.5) as factory:
+        options = {"strategies": ["original", "char"], "checks": ["crash"], "minimize": False}
+        report = run([SAMPLE], detector=factory, **options)
+    assert report.exit_code == 0, report.to_dict()
+
+
+def test_after_a_slow_start_each_answer_has_the_timeout_again(tmp_path: Path) -> None:
+    with command_factory(harness(tmp_path, "hang", start=0.8), timeout=0.5) as factory:
+        detector = factory()
+        assert detector.feed("a") == [Text("a")] and detector.feed("b") == [Text("b")]
+        with pytest.raises(DetectorProcessError, match=r"did not answer within 0\.5 s$"):
+            detector.feed("c")
+
+
+def test_a_harness_holding_answers_has_the_timeout_for_a_bounded_number_of_feeds(
+    tmp_path: Path,
+) -> None:
+    # 400 feeds at 2 ms are 0.8 s of work: more than the timeout if the whole message
+    # (11 KB of requests, well inside 64 KiB) went out before the first answer came back.
+    # Taken for a hang, the process would be restarted to find the chunk that hung.
+    chunks = list((PROSE * 3)[:400])
+    local = run_trace(StreamDetector(), chunks, states=False)
+    command = harness(tmp_path, flush="lazy", per_feed=0.002)
+    with command_factory(command, timeout=0.5) as factory:
+        assert run_trace(factory(), chunks, states=False) == local
+    assert len((tmp_path / "harness.py.starts").read_text().splitlines()) == 1
 
 
 def test_misbehaving_process_exits_2_via_the_cli(tmp_path: Path) -> None:

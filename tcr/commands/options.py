@@ -11,6 +11,7 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 
+from tcr.detector.stdio import START_UP
 from tcr.errors import TcrError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -48,7 +49,11 @@ def detector_cmd_option(fn: F) -> F:
         default=5.0,
         show_default=True,
         metavar="SECONDS",
-        help="How long a --detector-cmd process may take to answer one request.",
+        help=(
+            "How long a --detector-cmd process may take to answer one request. Its first "
+            f"answer after starting may take {START_UP:g} s (or SECONDS, if longer), "
+            "for interpreter start-up and imports."
+        ),
     )(fn)
     return click.option(
         "--detector-cmd",

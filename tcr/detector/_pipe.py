@@ -7,7 +7,15 @@ can block the other, however much each writes: a Linux pipe holds only
 blocked writing requests nobody reads, would be a deadlock. Both of our ends
 are non-blocking and one ``poll`` waits for whichever can move.
 
-Each answer is due ``timeout`` seconds after the client starts waiting for it.
+Each answer is due ``timeout`` seconds after the client starts waiting for it,
+and at most ``IN_FLIGHT`` requests (and about ``WINDOW`` bytes of them) are out
+ahead of their answers: a harness that holds its answers back until it would
+wait for input has ``timeout`` for ``IN_FLIGHT`` requests, however small they
+are (64 KiB of one-character feeds is thousands). The first answer a process
+gives, awaited as soon as it starts, may take ``START_UP`` seconds instead (or
+``timeout``, if longer): starting an interpreter and importing a parser takes a
+fraction of a second on an idle machine and many seconds on a busy CI runner,
+and a short per-answer timeout should not have to allow for it.
 """
 
 from __future__ import annotations
@@ -20,9 +28,11 @@ import time
 from collections import deque
 from typing import IO
 
-__all__ = ["WINDOW", "DetectorProcessError", "Pipe", "excerpt"]
+__all__ = ["IN_FLIGHT", "START_UP", "WINDOW", "DetectorProcessError", "Pipe", "excerpt"]
 
 WINDOW = 1 << 16  # request bytes queued ahead of the answers; a single request may be larger
+IN_FLIGHT = 64  # requests sent ahead of their answers (the reference harness answers 64 a write)
+START_UP = 30.0  # seconds for a new process's first answer: its start-up, then that answer
 _MAX_LINE = 1 << 28  # an answer without a newline this long is garbage, not a slow reply
 _READ = 1 << 17
 
@@ -40,6 +50,7 @@ class Pipe:
 
     def __init__(self, argv: list[str], timeout: float) -> None:
         self.timeout = timeout
+        self.start_up = max(timeout, START_UP)
         # stderr goes to a file, not a pipe nobody drains; its last line explains a crash.
         self._stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 closed in close()
         try:
@@ -63,11 +74,13 @@ class Pipe:
         self._partial_size = 0
         self._broken = False  # the harness stopped reading: nothing more reaches it
         self.due = 0  # requests sent whose answers have not been taken
+        self._answered = False  # it has answered once: it started
 
     @property
     def room(self) -> bool:
         """Whether another request may be queued without waiting for answers first."""
-        return len(self._unsent) < WINDOW
+        # Answers read but not yet taken do not count: the harness is done with those.
+        return self.due - len(self._lines) < IN_FLIGHT and len(self._unsent) < WINDOW
 
     def send(self, line: bytes) -> None:
         """Queue one request line (ending in a newline); it is written while answers are awaited."""
@@ -79,10 +92,17 @@ class Pipe:
         """The next answer line, in request order; raises (``lost``) if none comes in time."""
         assert self.due > 0, "answer() with no request outstanding"
         lines = self._lines
+        if lines and self._unsent:
+            self._write()  # the next requests, to be worked on while these answers are taken
         if not lines:
-            deadline = time.monotonic() + self.timeout
+            allowed = self.timeout if self._answered else self.start_up
+            deadline = time.monotonic() + allowed
             while not lines:
-                self._pump(deadline)
+                if not self._pump(deadline):
+                    start = "" if self._answered else " of starting"
+                    message = f"detector process did not answer within {allowed:g} s{start}"
+                    raise DetectorProcessError(message, lost=True)
+            self._answered = True
         self.due -= 1
         return lines.popleft()
 
@@ -96,11 +116,12 @@ class Pipe:
         while self.due:
             self.answer()
 
-    def _pump(self, deadline: float) -> None:
+    def _pump(self, deadline: float) -> bool:
+        """Write what the pipe takes, read what is there, or wait for either; False if too late."""
         if self._unsent:
             self._write()
         if self._read():
-            return
+            return True
         wants_write = bool(self._unsent)
         if wants_write != self._polling_writes:
             if wants_write:
@@ -109,9 +130,7 @@ class Pipe:
                 self._poll.unregister(self._wfd)
             self._polling_writes = wants_write
         remaining = deadline - time.monotonic()
-        if remaining <= 0 or not self._poll.poll(max(1, int(remaining * 1000))):
-            message = f"detector process did not answer within {self.timeout:g} s"
-            raise DetectorProcessError(message, lost=True)
+        return remaining > 0 and bool(self._poll.poll(max(1, int(remaining * 1000))))
 
     def _write(self) -> None:
         try:

@@ -15,10 +15,18 @@ An event is ``{"type": "text", "text"}``, ``{"type": "tool_call", "name",
 ``raw`` may be ``null``.
 
 The client pipelines: when it knows a message's chunks up front (a replay) it
-sends ``feed`` requests ahead of their answers, up to 64 KiB of them, so a
-chunk does not cost a pipe round trip. A harness needs nothing for that but to
-answer each line in turn and to flush its answers before it waits for more
-input (flushing each one is simplest).
+sends ``feed`` requests ahead of their answers, up to ``IN_FLIGHT`` (64) of
+them and about 64 KiB, so a chunk does not cost a pipe round trip. A harness
+needs nothing for that but to answer each line in turn and to flush its answers
+before it waits for more input (flushing each one is simplest).
+
+Timing: the client waits ``timeout`` seconds for each answer (from when it
+starts waiting for it), so a harness that holds its answers until it would wait
+for input has ``timeout`` for the 64 requests it may have in hand. The first
+answer a process gives (to the first ``new``) may take ``START_UP`` (30)
+seconds, or ``timeout`` if that is longer: an interpreter starting and
+importing a parser on a busy machine is not a hang, and the per-answer timeout
+can stay short.
 
 ``python -m tcr.detector.stdio package.module:factory`` serves any in-process
 detector this way (the reference side; it writes answers in batches and
@@ -45,13 +53,15 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any, BinaryIO
 
-from tcr.detector._pipe import DetectorProcessError, Pipe, excerpt
+from tcr.detector._pipe import IN_FLIGHT, START_UP, DetectorProcessError, Pipe, excerpt
 from tcr.detector._wire import encode, event_from_json, event_to_json, events_json, loads
 from tcr.detector.events import Event
 from tcr.detector.loader import Factory, load_factory, make_detector
 from tcr.errors import TcrError
 
 __all__ = [
+    "IN_FLIGHT",
+    "START_UP",
     "CommandFactory",
     "DetectorProcessError",
     "ProcessDetector",
@@ -438,7 +448,8 @@ def command_factory(command: str, *, timeout: float = 5.0) -> CommandFactory:
     """A factory whose detectors live in the process ``command`` starts (once, lazily).
 
     ``command`` is split like a shell line (no shell runs it). ``timeout`` bounds
-    the wait for each answer, in seconds.
+    the wait for each answer, in seconds, except the first of each process
+    started, which may take ``START_UP`` seconds (or ``timeout``, if longer).
     """
     if timeout <= 0:
         raise TcrError(f"--detector-timeout must be positive, not {timeout:g}")
