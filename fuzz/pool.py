@@ -10,17 +10,14 @@ feed the progress line while the workers run.
 from __future__ import annotations
 
 import ctypes
-import multiprocessing
-import pickle
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
+from concurrent.futures import FIRST_EXCEPTION, wait
 from multiprocessing.context import BaseContext
 from typing import Any, TypeVar
 
-from tcr.errors import TcrError
+from tcr._pool import pool_context, process_pool
 
-__all__ = ["Shared", "require_picklable", "run_workers", "shared"]
+__all__ = ["Shared", "run_workers", "shared"]
 
 T = TypeVar("T")
 PROGRESS_EVERY = 0.5  # seconds between two progress reports
@@ -70,17 +67,6 @@ def shared() -> Shared:
     return _shared
 
 
-def require_picklable(factory: object) -> None:
-    """Worker processes get the detector factory by reference (its module and name)."""
-    try:
-        pickle.dumps(factory)
-    except Exception:
-        raise TcrError(
-            "--jobs needs a detector factory importable by name (package.module:factory), "
-            "not a local function or lambda"
-        ) from None
-
-
 def run_workers(
     work: Callable[..., T],
     args: Sequence[tuple[Any, ...]],
@@ -90,30 +76,23 @@ def run_workers(
     """``work(worker, *args[worker])``, each in a process of its own; the results in worker order.
 
     An exception in a worker stops the others, and is raised here once they have
-    stopped. ``on_counts(generated, mutated)`` reports the workers' counts so far.
+    stopped; a worker that dies is a ``TcrError``. ``on_counts(generated, mutated)``
+    reports the workers' counts so far.
     """
-    context = multiprocessing.get_context()
+    context = pool_context(work.__module__)
     state = Shared(context, len(args))
-    try:
-        with ProcessPoolExecutor(
-            len(args), mp_context=context, initializer=_initialize, initargs=(state,)
-        ) as pool:
-            futures = [pool.submit(work, worker, *a) for worker, a in enumerate(args)]
-            try:
-                pending = set(futures)
-                while pending:
-                    done, pending = wait(
-                        pending, timeout=PROGRESS_EVERY, return_when=FIRST_EXCEPTION
-                    )
-                    if any(future.exception() is not None for future in done):
-                        break
-                    if on_counts is not None:
-                        on_counts(*state.totals())
-            finally:  # an error here or in a worker, or Ctrl-C: the others stop too
-                state.stop()
-            return [future.result() for future in futures]
-    except BrokenProcessPool:
-        raise TcrError(
-            "--jobs: a worker process died (killed, out of memory, or a crash in native code); "
-            "run without --jobs to see why"
-        ) from None
+    with process_pool(
+        len(args), context=context, initializer=_initialize, initargs=(state,)
+    ) as pool:
+        futures = [pool.submit(work, worker, *a) for worker, a in enumerate(args)]
+        try:
+            pending = set(futures)
+            while pending:
+                done, pending = wait(pending, timeout=PROGRESS_EVERY, return_when=FIRST_EXCEPTION)
+                if any(future.exception() is not None for future in done):
+                    break
+                if on_counts is not None:
+                    on_counts(*state.totals())
+        finally:  # an error here or in a worker, or Ctrl-C: the others stop too
+            state.stop()
+        return [future.result() for future in futures]

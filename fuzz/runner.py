@@ -26,6 +26,7 @@ from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
+from tcr._pool import pickled_for_workers
 from tcr.detector.loader import REFERENCE, Factory, load_factory
 from tcr.errors import TcrError
 from tcr.minimize import minimize_splits
@@ -36,7 +37,7 @@ from .check import CaseChecker, FactoryFailed
 from .dialects import FORMAT_NAMES
 from .model import Case, Finding, FuzzReport
 from .mutate import OPS_BYTES, Seed, decode_mutant, load_seeds
-from .pool import require_picklable, run_workers, shared
+from .pool import run_workers, shared
 from .save import commands, detector_spec, save_case
 from .schedule import BATCH, Batch, batch_count, batches
 from .source import Source
@@ -228,8 +229,9 @@ def run(
     counts the whole search, so the n shards together run it exactly once).
     ``jobs`` > 1 spreads the search over that many processes: the counts are
     summed, the budget is the wall time of the run, and the first failure stops
-    every worker. Raises ``TcrError`` for unusable options; a detector that
-    crashes is a finding (check ``crash``).
+    every worker; as with ``tcr.replay.run``, the workers are fresh processes that
+    import the detector factory by name. Raises ``TcrError`` for unusable options
+    and a worker that dies; a detector that crashes is a finding (check ``crash``).
     """
     if budget_s is not None and budget_s <= 0:
         raise TcrError(f"budget must be positive, not {budget_s} s")
@@ -254,7 +256,7 @@ def run(
     )
     report.recordings = len(plan.seeds)
     if jobs > 1:
-        require_picklable(plan.factory)
+        pickled_for_workers(plan.factory)
     count = batch_count(max_examples, shard)
     workers = jobs if count is None else max(1, min(jobs, count))  # no idle worker
     try:

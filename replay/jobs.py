@@ -24,13 +24,13 @@ import multiprocessing.util
 import pickle
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from concurrent.futures import Future, as_completed
 from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
 
+from tcr._pool import pickled_for_workers, pool_context, process_pool
 from tcr.detector.stdio import CommandFactory
-from tcr.errors import TcrError
 from tcr.oracle import CHECKS, Violation
 from tcr.rechunk import Chunking, Strategy
 
@@ -119,21 +119,19 @@ def replay_in_processes(
     """Replay ``tasks`` (from ``split_tasks``) in ``jobs`` processes into ``report``.
 
     ``on_progress`` counts tasks, not recordings: the largest recording is started
-    first and done only near the end.
+    first and done only near the end. An exception while the results come in, from
+    ``on_progress`` or Ctrl-C, cancels the tasks not yet started; a worker that
+    dies is a ``TcrError``.
     """
-    try:
-        payload = pickle.dumps(plan)
-    except Exception:
-        raise TcrError(
-            "--jobs needs a detector factory importable by name (package.module:factory), "
-            "not a local function or lambda"
-        ) from None
+    payload = pickled_for_workers(plan)
     by_file: dict[Path, list[Task]] = {}
     for task in tasks:
         by_file.setdefault(task.path, []).append(task)
     parts: dict[Task, list[_Part] | InputError] = {}
     merged: dict[Path, list[_Merged] | InputError] = {}
-    with ProcessPoolExecutor(jobs, initializer=_start_worker, initargs=(payload,)) as pool:
+    with process_pool(
+        jobs, context=pool_context(__name__), initializer=_start_worker, initargs=(payload,)
+    ) as pool:
         largest_first = sorted(tasks, key=lambda t: t.cost, reverse=True)
         futures = {pool.submit(_replay_task, task): task for task in largest_first}
         for done, future in enumerate(as_completed(futures), 1):

@@ -18,7 +18,7 @@ from tcr.detector.stdio import CommandFactory
 from tcr.errors import TcrError
 from tcr.oracle import CHECKS, TRACE_CHECKS, Verdict, check_trace
 from tcr.rechunk import DEFAULT_STRATEGIES, parse_strategy
-from tcr.shard import parse_shard
+from tcr.shard import check_shard, parse_shard
 from tcr.trace import run_trace
 
 from .engine import Plan, load
@@ -60,6 +60,8 @@ def run(
     recordings (1 <= k <= n; the n shards cover every recording exactly once).
     ``jobs`` > 1 replays in that many processes (a large recording's strategies and
     random runs spread over them too); the report is the same, in the same order.
+    The workers are fresh processes: they import the detector factory by name, and
+    a calling script as a module (keep its work under ``if __name__ == "__main__":``).
     Raises ``TcrError`` only for unusable options (a bad strategy, an unknown
     check, a detector that cannot be loaded, a missing path); everything found
     while replaying goes into the ``Report``.
@@ -96,9 +98,7 @@ def select_shard(files: Sequence[Path], shard: tuple[int, int] | None) -> list[P
     ordered = sorted(files, key=lambda p: display_path(p))
     if shard is None:
         return ordered
-    k, n = shard
-    if not 1 <= k <= n:
-        raise TcrError(f"shard {k}/{n}: expected 1 <= K <= N")
+    k, n = check_shard(shard)
     return ordered[k - 1 :: n]
 
 

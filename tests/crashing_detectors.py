@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import multiprocessing
+import os
+
 from tcr.detector import Event
 from tcr.detector.core import StreamDetector
 
@@ -24,3 +27,15 @@ def feed_raises(tools: list[str] | None = None) -> StreamDetector:
 def no_tools_keyword() -> StreamDetector:
     """A factory without a ``tools`` keyword is called with no arguments."""
     return StreamDetector()
+
+
+class _ExitsInFeed(StreamDetector):
+    def feed(self, chunk: str) -> list[Event]:
+        if multiprocessing.parent_process() is None:  # never end the test session itself
+            raise RuntimeError("feed_exits ends only a worker process")
+        os._exit(3)
+
+
+def feed_exits(tools: list[str] | None = None) -> StreamDetector:
+    """Ends its process in ``feed``, as a native crash or an out-of-memory kill would."""
+    return _ExitsInFeed(tools=tools)

@@ -174,6 +174,11 @@ def test_a_detector_that_crashes_in_a_worker_is_a_crash_finding() -> None:
     assert report.exit_code == 2
 
 
+def test_a_worker_that_dies_is_a_tcr_error_saying_so() -> None:
+    with pytest.raises(TcrError, match=r"worker process died \(exit code 3\)"):
+        run(detector="crashing_detectors:feed_exits", max_examples=100_000, save=None, jobs=2)
+
+
 # --- the command ------------------------------------------------------------------------
 
 
