@@ -124,12 +124,20 @@ def _framing(recording: Recording) -> str | None:
 
 
 def _exact(recording: Recording) -> Playback:
+    """The recorded status, content type and reads (an error answer too, as it came)."""
     response = recording.header.get("response")
-    status = response.get("status") if isinstance(response, dict) else None
+    response = response if isinstance(response, dict) else {}
+    status = response.get("status")
+    headers = response.get("headers")
+    recorded_types = [
+        value
+        for name, value in (headers.items() if isinstance(headers, dict) else ())
+        if isinstance(name, str) and name.lower() == "content-type" and isinstance(value, str)
+    ]
     writes = tuple(Write(f.t_ns, _bytes(f.data)) for f in recording.frames)
     return Playback(
         status if isinstance(status, int) and 100 <= status < 600 else 200,
-        _CONTENT_TYPES.get(recording.kind, "application/octet-stream"),
+        recorded_types[0] if recorded_types else _CONTENT_TYPES[recording.kind],
         writes,
         recording.complete,
     )

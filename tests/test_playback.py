@@ -279,6 +279,19 @@ def test_an_interrupted_recording_plays_back_interrupted(tmp_path: Path) -> None
         assert not _decoded(played).done
 
 
+def test_a_recorded_error_answer_is_sent_as_it_came(tmp_path: Path) -> None:
+    body = b'{"error": {"code": 500, "message": "context size exceeded"}}'
+    response = {"status": 500, "headers": {"Content-Type": "application/json; charset=utf-8"}}
+    header = new_header("sse", id="failed", response=response)
+    write_recording(tmp_path / "e.msgpack", header, [(1_000_000, body)])
+    played = playback(read_recording(tmp_path / "e.msgpack"), "chat")
+    assert (played.status, played.content_type, played.body) == (
+        500,
+        "application/json; charset=utf-8",
+        body,
+    )
+
+
 def test_a_recording_that_cannot_be_decoded_is_named(tmp_path: Path) -> None:
     header = new_header("sse", id="garbled")
     write_recording(tmp_path / "g.msgpack", header, [(0, b"data: {not json\n\n")])
