@@ -141,9 +141,10 @@ def test_openai_client_sees_one_character_per_delta(served_char: str) -> None:
     assert len(pieces) > len(decode(recording).content)
 
 
-def test_openai_client_reassembles_every_bundled_stream(tmp_path: Path) -> None:
+@pytest.mark.parametrize("rechunk", ["random", "bytes-random:3"])
+def test_openai_client_reassembles_every_bundled_stream(rechunk: str) -> None:
     small = [p for p in bundled() if p.stat().st_size < BIG]
-    with running_server(_loaded(*small), rechunk="random", speed=0) as server:
+    with running_server(_loaded(*small), rechunk=rechunk, speed=0) as server:
         client = openai.OpenAI(base_url=server.url + "/v1", api_key="unused", max_retries=0)
         for path in small:
             recording = read_recording(path)
