@@ -39,3 +39,12 @@ class _ExitsInFeed(StreamDetector):
 def feed_exits(tools: list[str] | None = None) -> StreamDetector:
     """Ends its process in ``feed``, as a native crash or an out-of-memory kill would."""
     return _ExitsInFeed(tools=tools)
+
+
+class _InterruptedInFeed(StreamDetector):
+    def feed(self, chunk: str) -> list[Event]:
+        raise KeyboardInterrupt  # Ctrl-C arriving while the detector runs
+
+
+def interrupted_in_feed(tools: list[str] | None = None) -> StreamDetector:
+    return _InterruptedInFeed(tools=tools)
