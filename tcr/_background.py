@@ -6,21 +6,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from collections.abc import Coroutine, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from types import TracebackType
-from typing import Any, Protocol, TypeVar
+from typing import TypeVar
 
-__all__ = ["AsyncService", "Service", "in_background"]
+__all__ = ["AsyncService", "in_background"]
 
-
-class Service(Protocol):
-    def start(self) -> Coroutine[Any, Any, None]: ...
-
-    def close(self) -> Coroutine[Any, Any, None]: ...
-
-
-S = TypeVar("S", bound=Service)
 A = TypeVar("A", bound="AsyncService")
 
 
@@ -47,7 +39,7 @@ class AsyncService:
 
 
 @contextmanager
-def in_background(service: S, *, name: str = "tcr-service") -> Iterator[S]:
+def in_background(service: A, *, name: str = "tcr-service") -> Iterator[A]:
     """``with in_background(server) as server:`` started on entry, closed on exit."""
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, name=name, daemon=True)
