@@ -67,6 +67,10 @@ class Terminal:
         return self.tmux("has-session", "-t", "tui", check=False).returncode == 0
 
 
+def _shows(screen: list[str], text: str) -> bool:
+    return any(text in line for line in screen)
+
+
 @pytest.fixture
 def terminal(tmp_path: Path) -> Iterator[Terminal]:
     config = tmp_path / "tmux.conf"
@@ -115,7 +119,11 @@ def test_the_debugger_keeps_its_layout_in_an_80x24_terminal(terminal: Terminal) 
     assert "step 0/12" in screen[0]
 
     terminal.tmux("send-keys", "-t", "tui", "v")
-    screen = terminal.wait_for(lambda s: "step fin/12" in s[0], "the jump to the violation")
+    # The header repaints before the detail pane: wait for both, or the pane may be stale.
+    screen = terminal.wait_for(
+        lambda s: "step fin/12" in s[0] and _shows(s, "conservation: lost 7"),
+        "the jump to the violation",
+    )
     assert_layout(screen)
     top, left, bottom, right = box(screen, "Detail")
     inside = "\n".join(line[left + 1 : right] for line in screen[top + 1 : bottom])
@@ -150,7 +158,10 @@ def test_replay_debug_opens_the_debugger_at_the_first_failure(tmp_path: Path) ->
     )  # fmt: skip
     term.tmux("new-session", "-d", "-x", str(WIDTH), "-y", str(HEIGHT), "-s", "tui", command)
     try:
-        screen = term.wait_for(lambda s: "step fin/" in s[0], "the debugger at the failing step")
+        screen = term.wait_for(
+            lambda s: "step fin/" in s[0] and _shows(s, "conservation: lost 7"),
+            "the debugger at the failing step",
+        )
         # drops_pending_at_finish fails unsplit too: the shrunk chunking is "whole".
         assert screen[0].startswith(" end_inside_marker_prefix.msgpack · whole 1/3 · step fin/")
         assert any("conservation: lost 7" in line for line in screen)
