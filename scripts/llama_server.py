@@ -137,7 +137,10 @@ def llama_server(
     model = model_path()
     port = free_port()
     args = [str(binary), "-m", str(model), "--host", "127.0.0.1", "--port", str(port)]
-    args += ["--jinja", "-c", "4096", "-t", "2", "--no-webui", *extra]
+    # --no-repack: on CPUs that advertise AMX but cannot run it (some sandboxes,
+    # this workplace's among them) the CPU backend's weight repacking dies with
+    # SIGILL; without repacking the server runs everywhere (DESIGN §9).
+    args += ["--jinja", "-c", "4096", "-t", "2", "--no-webui", "--no-repack", *extra]
     if template is not None:
         args += ["--chat-template-file", str(TEMPLATES / template)]
     env = dict(os.environ)
