@@ -30,7 +30,6 @@ __all__ = [
     "load_json_file",
     "load_tools",
     "parse_param",
-    "request_from_options",
     "request_headers",
     "tool_names",
     "with_params",
@@ -157,44 +156,6 @@ def build_request(
     if model is not None:
         body = {"model": model, **body}
     return with_params(body, params)
-
-
-def request_from_options(
-    endpoint: str,
-    *,
-    api: str | None = None,
-    prompt: str | None = None,
-    system: str | None = None,
-    tools_file: str | Path | None = None,
-    model: str | None = None,
-    params: Iterable[str] = (),
-    request_file: str | Path | None = None,
-) -> dict[str, Any]:
-    """The body ``tcr record`` sends: ``request_file`` whole (``model`` and ``params``
-    on top), or one built from ``prompt`` for the API ``endpoint`` speaks."""
-    parsed = [parse_param(param) for param in params]
-    if request_file is not None:
-        building = (("--prompt", prompt), ("--system", system), ("--tools", tools_file))
-        given = [name for name, value in building if value is not None]
-        if given:
-            raise RecordError(f"{', '.join(given)}: not used with --request (edit the file)")
-        body = load_json_file(request_file, "--request")
-        if not isinstance(body, dict):
-            raise RecordError(f"--request {request_file}: expected a JSON object")
-        body.setdefault("stream", True)
-        if model is not None:
-            parsed.insert(0, ("model", model))
-        return with_params(body, parsed)
-    if prompt is None:
-        raise RecordError("give --prompt TEXT or --request FILE.json")
-    api = api or detect_api(endpoint)
-    if api is None:
-        raise RecordError(
-            f"{endpoint}: cannot tell the API from the path (expected …/chat/completions, "
-            "…/completion or …/api/chat): give --api"
-        )
-    tools = load_tools(tools_file) if tools_file is not None else None
-    return build_request(api, prompt=prompt, system=system, tools=tools, model=model, params=parsed)
 
 
 def request_headers(values: Iterable[str], api_key_env: str | None = None) -> dict[str, str]:

@@ -25,7 +25,15 @@ from tcr.recorder.errors import RecordError
 from tcr.recorder.proxy import RecordingProxy, serve_proxy
 from tcr.recorder.redact import redact_url
 from tcr.recorder.render import counted, print_summaries, recorded_line
-from tcr.recorder.request import request_from_options, request_headers
+from tcr.recorder.request import (
+    build_request,
+    detect_api,
+    load_json_file,
+    load_tools,
+    parse_param,
+    request_headers,
+    with_params,
+)
 from tcr.recorder.summary import Summary, summarize
 
 __all__ = ["DEFAULT_OUT", "RecordOptions", "Runner", "parse_labels", "record_session"]
@@ -86,18 +94,39 @@ def record_session(options: RecordOptions, *, run: Runner = asyncio.run) -> None
         return
     if options.endpoint is None:
         raise RecordError("give --endpoint URL (or --proxy and --upstream)")
-    body = request_from_options(
-        options.endpoint,
-        api=options.api,
-        prompt=options.prompt,
-        system=options.system,
-        tools_file=options.tools_file,
-        model=options.model,
-        params=options.params,
-        request_file=options.request_file,
-    )
+    body = _request_body(options.endpoint, options)
     headers = request_headers(options.headers, options.api_key_env)
     _endpoint(options.endpoint, body, headers, options, labels, run)
+
+
+def _request_body(endpoint: str, options: RecordOptions) -> dict[str, Any]:
+    """The body to send: ``--request`` whole (``--model`` and ``--param`` on top), or
+    one built from ``--prompt`` for the API the endpoint speaks."""
+    prompt, system, tools_file = options.prompt, options.system, options.tools_file
+    model, request_file = options.model, options.request_file
+    parsed = [parse_param(param) for param in options.params]
+    if request_file is not None:
+        building = (("--prompt", prompt), ("--system", system), ("--tools", tools_file))
+        given = [name for name, value in building if value is not None]
+        if given:
+            raise RecordError(f"{', '.join(given)}: not used with --request (edit the file)")
+        body = load_json_file(request_file, "--request")
+        if not isinstance(body, dict):
+            raise RecordError(f"--request {request_file}: expected a JSON object")
+        body.setdefault("stream", True)
+        if model is not None:
+            parsed.insert(0, ("model", model))
+        return with_params(body, parsed)
+    if prompt is None:
+        raise RecordError("give --prompt TEXT or --request FILE.json")
+    api = options.api or detect_api(endpoint)
+    if api is None:
+        raise RecordError(
+            f"{endpoint}: cannot tell the API from the path (expected …/chat/completions, "
+            "…/completion or …/api/chat): give --api"
+        )
+    tools = load_tools(tools_file) if tools_file is not None else None
+    return build_request(api, prompt=prompt, system=system, tools=tools, model=model, params=parsed)
 
 
 def _proxy_options(options: RecordOptions) -> tuple[str, str]:
