@@ -63,7 +63,7 @@ class RecordOptions:
     request_file: Path | None = None
     api: str | None = None
     count: int = 1
-    out: Path | None = None  # DEFAULT_OUT
+    out: Path | None = None  # None: DEFAULT_OUT
     headers: tuple[str, ...] = ()
     api_key_env: str | None = None
     timeout: float = DEFAULT_TIMEOUT
@@ -188,10 +188,8 @@ def _endpoint(
         done.append(_summary(recorded))
         if not recorded.complete:
             print_summaries(console, done, as_json=options.as_json)
-            frames, size = (
-                counted(recorded.frame_count, "frame"),
-                counted(recorded.byte_count, "byte"),
-            )
+            frames = counted(recorded.frame_count, "frame")
+            size = counted(recorded.byte_count, "byte")
             raise RecordError(
                 f"{recorded.endpoint}: {recorded.error}; "
                 f"kept {frames} ({size}) in {recorded.path} (incomplete)"

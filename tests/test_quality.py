@@ -65,9 +65,16 @@ def test_mypy_strict_is_clean(tmp_path: Path) -> None:
 def _lint_imports(tree: Path) -> subprocess.CompletedProcess[str]:
     # lint-imports puts its working directory first on sys.path, so it reads the
     # tree, not the installed package; no cache, as a copied tree is edited in place.
-    lint_imports = Path(sys.executable).with_name("lint-imports")
+    lint_imports = "from importlinter.cli import lint_imports_command; lint_imports_command()"
     return subprocess.run(
-        [str(lint_imports), "--config", str(ROOT / "pyproject.toml"), "--no-cache"],
+        [
+            sys.executable,
+            "-c",
+            lint_imports,
+            "--config",
+            str(ROOT / "pyproject.toml"),
+            "--no-cache",
+        ],
         cwd=tree,
         capture_output=True,
         text=True,
