@@ -41,6 +41,11 @@ it exited or hung with several requests outstanding, the chunk that did it is
 not known (a harness may hold answers back until it would wait for input): the
 message so far is replayed on a fresh process and the outstanding chunks are
 fed one at a time, so the one named is the one that fails alone.
+
+Modules: :mod:`~tcr.stdio.server` (the reference side), :mod:`~tcr.stdio.client`,
+``_pipe`` (the non-blocking pipes, timeouts) and ``_wire`` (the JSON lines). All
+of it is I/O, so it lives outside the pure ``tcr.detector`` (pyproject.toml's
+import contracts say so).
 """
 
 from tcr.stdio._pipe import IN_FLIGHT, START_UP, DetectorProcessError
