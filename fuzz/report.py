@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from tcr import sarif
-from tcr._report_files import write_junit_xml, write_sarif_log
+from tcr._runtime.report_files import write_junit_xml, write_sarif_log
 
 from .model import Finding, FuzzReport
 from .truth import Truth

@@ -267,7 +267,7 @@ class Replay:
         imports = "from tcr.replay import check_chunks\n"
         if self.plan.detector_cmd:
             detector = f", detector=command_factory({self.plan.detector_cmd!r})"
-            imports = "from tcr.detector.stdio import command_factory\n" + imports
+            imports = "from tcr.stdio import command_factory\n" + imports
         tools = "" if self.tools is None else f", tools={list(self.tools)!r}"
         expect = ""
         if check == "expected" and self.expect is not None:

@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from tcr import sarif
-from tcr._report_files import write_junit_xml, write_sarif_log
+from tcr._runtime.report_files import write_junit_xml, write_sarif_log
 
 from .model import Failure, Outcome, Report
 

@@ -14,11 +14,11 @@ from typing import Any
 
 from tcr.corpus import iter_recordings
 from tcr.detector.loader import Factory, load_factory, make_detector
-from tcr.detector.stdio import CommandFactory
 from tcr.errors import TcrError
 from tcr.oracle import CHECKS, TRACE_CHECKS, Verdict, check_trace
 from tcr.rechunk import DEFAULT_STRATEGIES, parse_strategy
 from tcr.shard import check_shard, parse_shard
+from tcr.stdio import CommandFactory
 from tcr.trace import run_trace
 
 from .engine import Plan, load

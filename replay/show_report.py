@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tcr import sarif
-from tcr._report_files import write_junit_xml, write_sarif_log
+from tcr._runtime.report_files import write_junit_xml, write_sarif_log
 from tcr.oracle import CHECKS, Violation
 
 from .show import exit_code

@@ -19,15 +19,13 @@ from tcr.corpora import ROOT
 from tcr.corpus import Frame, new_header, write_recording
 from tcr.detector import Event
 from tcr.detector.core import StreamDetector
-from tcr.detector.stdio import command_factory
 from tcr.replay import EXIT_ERROR, EXIT_VIOLATION, Report, run
 from tcr.replay.jobs import split_tasks
 from tcr.replay.runner import _plan
+from tcr.stdio import command_factory
 
 CALL = '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
-REFERENCE_CMD = shlex.join(
-    [sys.executable, "-m", "tcr.detector.stdio", "tcr.detector.core:StreamDetector"]
-)
+REFERENCE_CMD = shlex.join([sys.executable, "-m", "tcr.stdio", "tcr.detector.core:StreamDetector"])
 FEW = [
     ROOT / "recorded" / "tool_call_tag_json.msgpack",
     ROOT / "recorded" / "tool_call_tag_two_calls.msgpack",
@@ -41,7 +39,7 @@ HARNESS = """
 import os, sys, time
 from pathlib import Path
 from tcr.detector.core import StreamDetector
-from tcr.detector.stdio import serve
+from tcr.stdio import serve
 
 pids, mode = Path(sys.argv[1]), sys.argv[2]
 (pids / str(os.getpid())).touch()

@@ -24,10 +24,10 @@ from tcr.commands.options import (
     tools_option,
     write_reports,
 )
-from tcr.detector.stdio import CommandFactory, command_factory
 from tcr.errors import TcrError
 from tcr.oracle import CHECKS
 from tcr.rechunk import STRATEGY_FORMS
+from tcr.stdio import CommandFactory, command_factory
 
 if TYPE_CHECKING:
     from tcr.replay import Report
