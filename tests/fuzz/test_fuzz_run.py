@@ -11,7 +11,10 @@ from tcr.corpus import read_recording
 from tcr.detector.broken import BROKEN
 from tcr.detector.core import StreamDetector
 from tcr.errors import TcrError
-from tcr.fuzz import FuzzReport, run
+from tcr.fuzz import FuzzReport, run, runner
+from tcr.fuzz.check import CaseChecker
+from tcr.fuzz.model import Case
+from tcr.oracle import Violation
 from tcr.replay import run as replay
 
 SEEDS = (0, 1)
@@ -61,10 +64,29 @@ def test_another_seed_gives_another_search() -> None:
     assert len(found) == 2  # the example that first fails differs
 
 
-def test_a_budget_stops_the_search() -> None:
+class _Clock:
+    """The search's clock (its ``time`` module), moved on only by checking an example."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def perf_counter(self) -> float:
+        return self.now
+
+
+def test_a_budget_stops_the_search(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock, check = _Clock(), CaseChecker.check
+
+    def check_in_an_eighth_of_a_second(checker: CaseChecker, case: Case) -> list[Violation]:
+        clock.now += 0.125
+        return check(checker, case)
+
+    monkeypatch.setattr(runner, "time", clock)
+    monkeypatch.setattr(CaseChecker, "check", check_in_an_eighth_of_a_second)
     report = run(budget_s=0.5, seed=1, corpus=REGRESSIONS, save=None)
     assert report.stopped == "budget" and report.finding is None
-    assert 0.5 <= report.search_seconds < 3
+    # examples start at 0, 1/8, 2/8, 3/8 and 4/8 s: the fifth starts on the deadline, not past it
+    assert (report.examples, report.search_seconds) == (5, 0.625)
 
 
 def test_saved_failure_replays_and_fails_the_same_way(tmp_path: Path) -> None:
