@@ -123,7 +123,12 @@ def test_split_run_gives_the_same_crashes_and_input_errors(corpus: Path) -> None
     two = run([corpus], jobs=2, **options)
     assert same(two) == same(one)
     assert one.exit_code == EXIT_ERROR and len(one.errors) == 1
-    assert any(f.violation.check == "crash" for _, f in one.failures)
+    # it raises at a <tool_call>: the two recordings with one crash in every chunking
+    assert [(Path(o.path).name, o.strategy, f.violation.check) for o, f in one.failures] == [
+        (name, strategy, "crash")
+        for name in ("large.msgpack", "small.msgpack")
+        for strategy in ("original", "whole", "char", "random:8")
+    ]
 
 
 def test_a_single_large_recording_is_replayed_in_several_processes(corpus: Path) -> None:
