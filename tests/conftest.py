@@ -26,10 +26,12 @@ Markers (registered in pyproject.toml):
 
     live     needs a real llama-server: tests/live, and any test using the llama
              or llama_native fixture (marked here)
-    slow     takes more than about 2 s on a shared 2-core machine (marked here for
-             large recordings and whole modules, else at the test)
-    process  starts a subprocess, a process pool or a server on a port (marked here
-             for the fixtures and modules that do, else at the test)
+    slow     takes seconds, counting all its cases (over about 1.5 s on this shared
+             2-core machine): fuzz searches, harness processes, Textual Pilot runs,
+             property tests over large inputs; marked here for large recordings and
+             whole modules, else at the test
+    process  starts a subprocess, a process pool or a server on a port; marked here
+             for the fixtures and modules that do, else at the test
 
 The fast loop while developing is ``python -m pytest -m "not live and not slow"``;
 ``python -m pytest`` (what CI runs) runs everything.
@@ -49,18 +51,20 @@ FIXTURE_MARKS: Mapping[str, tuple[str, ...]] = {
     "llama": ("live", "process"),
     "llama_native": ("live", "process"),
     "upstream": ("process",),  # tests/recorder: an aiohttp LLM server on a free port
-    "terminal": ("process",),  # tests/tui: tcr tui inside tmux
 }
 
-# Modules whose every test needs the marks, by path under tests/.
+# Modules about a process feature, by path under tests/: every test gets the marks,
+# even the odd one that fails before it would start a process.
 MODULE_MARKS: Mapping[str, tuple[str, ...]] = {
     "live": ("live", "process"),
     "test_quality.py": ("slow", "process"),  # ruff, mypy and the import checks
     "core/test_pool.py": ("process",),
-    "core/test_stdio_detector.py": ("process",),
-    "replay/test_pytest_plugin.py": ("process",),
+    "core/test_stdio_detector.py": ("slow", "process"),  # a harness process per detector
     "recorder/test_record_crash.py": ("process",),
-    "tui/test_tui_tmux.py": ("process",),
+    "replay/test_pytest_plugin.py": ("slow", "process"),  # pytest in a subprocess
+    "replay/test_replay_jobs.py": ("process",),
+    "replay/test_serve.py": ("process",),
+    "tui/test_tui_tmux.py": ("slow", "process"),
 }
 
 # The 2 MB policy_13_block_too_long recording: every check on it takes seconds.

@@ -53,6 +53,7 @@ def test_reference_detector_passes_every_check_on_every_recording() -> None:
     assert report.exit_code == 0, report.to_dict()
 
 
+@pytest.mark.slow
 def test_transport_resplitting_never_changes_what_decodes() -> None:
     report = run(RECORDED, layer="transport", runs=10)
     assert report.exit_code == 0, report.to_dict()

@@ -23,6 +23,7 @@ REGRESSIONS = [ROOT / "regressions"]  # the handmade corpus: its expectations ar
 
 @pytest.mark.parametrize("seed", SEEDS)
 @pytest.mark.parametrize("name", sorted(BROKEN))
+@pytest.mark.slow
 def test_every_broken_detector_is_found_and_shrunk_small(name: str, seed: int) -> None:
     report = run(detector=BROKEN[name], max_examples=5000, budget_s=20, seed=seed, save=None)
     finding = report.finding
@@ -32,6 +33,7 @@ def test_every_broken_detector_is_found_and_shrunk_small(name: str, seed: int) -
     assert report.exit_code == 1
 
 
+@pytest.mark.slow
 def test_reference_detector_survives() -> None:
     report = run(max_examples=1500, seed=3, corpus=REGRESSIONS, save=None)
     assert report.finding is None, report.finding
@@ -49,6 +51,7 @@ def summary(report: FuzzReport) -> tuple[object, ...]:
     return f.check, f.case.chunks, f.case.tools, f.case.truth, f.found_after, f.case.origin
 
 
+@pytest.mark.slow
 def test_the_same_seed_gives_the_same_run() -> None:
     first, second = (
         run(detector=BROKEN["merges_calls_in_one_chunk"], max_examples=2000, seed=7, save=None)
@@ -59,6 +62,7 @@ def test_the_same_seed_gives_the_same_run() -> None:
     assert (a.generated, a.mutated, a.stopped) == (b.generated, b.mutated, b.stopped)
 
 
+@pytest.mark.slow
 def test_another_seed_gives_another_search() -> None:
     detector = BROKEN["merges_calls_in_one_chunk"]
     found = {
@@ -120,12 +124,14 @@ def test_saved_failure_replays_and_fails_the_same_way(tmp_path: Path) -> None:
     assert replay([finding.saved], strategies=["original"]).exit_code == 0  # the reference
 
 
+@pytest.mark.slow
 def test_saving_twice_writes_one_file_named_after_the_case(tmp_path: Path) -> None:
     for _ in range(2):
         run(detector=BROKEN["holds_all_text"], max_examples=500, seed=2, save=tmp_path)
     assert len(list(tmp_path.iterdir())) == 1
 
 
+@pytest.mark.slow
 def test_a_failure_found_by_mutation_keeps_what_it_can(tmp_path: Path) -> None:
     report = run(
         detector=BROKEN["per_chunk_markers"],
@@ -138,6 +144,7 @@ def test_a_failure_found_by_mutation_keeps_what_it_can(tmp_path: Path) -> None:
     assert report.recordings == 1
 
 
+@pytest.mark.slow
 def test_a_crashing_detector_is_a_crash_finding_with_exit_code_2() -> None:
     report = run(detector="crashing_detectors:feed_raises", max_examples=200, save=None)
     assert report.finding is not None and report.finding.check == "crash"
@@ -172,6 +179,7 @@ def forgetful_reset(tools: list[str] | None = None) -> StreamDetector:
     return _ForgetfulReset(tools=tools)
 
 
+@pytest.mark.slow
 def test_warm_equals_cold_bugs_are_found_although_it_runs_on_a_sample_of_cases() -> None:
     report = run(detector=forgetful_reset, max_examples=3000, seed=0, corpus=[], save=None)
     assert report.finding is not None

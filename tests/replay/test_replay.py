@@ -95,6 +95,7 @@ def test_marker_split_bug_exits_1_names_the_check_and_shrinks_to_two_splits(corp
     assert all("--rechunk splits:" in f.reproducer for f in failures)
 
 
+@pytest.mark.process
 def test_printed_reproducer_reproduces_the_failure(corpus: Path) -> None:
     report = run(
         [corpus / "split_marker.msgpack"], detector="tcr.detector.broken:per_chunk_markers"
@@ -301,6 +302,7 @@ def test_shards_together_replay_every_recording_exactly_once() -> None:
     assert len(seen) == len(set(seen)) == len(bundled())
 
 
+@pytest.mark.process
 def test_jobs_give_the_same_report_in_the_same_order(corpus: Path) -> None:
     one = run([corpus], runs=5, detector="tcr.detector.broken:per_chunk_markers")
     two = run([corpus], runs=5, detector="tcr.detector.broken:per_chunk_markers", jobs=2)

@@ -35,6 +35,7 @@ def test_split_marker_leaking_through_a_per_chunk_matcher(
 
 
 @pytest.mark.parametrize("size", SIZES)
+@pytest.mark.slow
 def test_held_prefix_lost_at_finish(
     snap_compare: Callable[..., bool], size: tuple[int, int]
 ) -> None:
