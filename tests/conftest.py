@@ -26,7 +26,7 @@ Markers (registered in pyproject.toml):
 
     live     needs a real llama-server: tests/live, and any test using the llama
              or llama_native fixture (marked here)
-    slow     takes seconds, counting all its cases (over about 1.5 s on this shared
+    slow     takes seconds, counting all its cases (over about 1 s on this shared
              2-core machine): fuzz searches, harness processes, Textual Pilot runs,
              property tests over large inputs; marked here for large recordings and
              whole modules, else at the test
@@ -60,7 +60,7 @@ MODULE_MARKS: Mapping[str, tuple[str, ...]] = {
     "test_quality.py": ("slow", "process"),  # ruff, mypy and the import checks
     "core/test_pool.py": ("process",),
     "core/test_stdio_detector.py": ("slow", "process"),  # a harness process per detector
-    "recorder/test_record_crash.py": ("process",),
+    "recorder/test_record_crash.py": ("slow", "process"),  # tcr record killed by signals
     "replay/test_pytest_plugin.py": ("slow", "process"),  # pytest in a subprocess
     "replay/test_replay_jobs.py": ("process",),
     "replay/test_serve.py": ("process",),

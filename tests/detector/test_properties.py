@@ -71,6 +71,7 @@ def test_any_chunking_gives_the_events_of_the_whole_text(
 
 @settings(max_examples=200, deadline=None)
 @given(text=texts)
+@pytest.mark.slow
 def test_one_character_at_a_time_gives_the_events_of_the_whole_text(text: str) -> None:
     assert merge(feed_all(StreamDetector(), list(text))) == merge(
         feed_all(StreamDetector(), [text])

@@ -29,6 +29,7 @@ def test_help_ends_with_examples() -> None:
     assert "Examples:" in out
 
 
+@pytest.mark.slow
 def test_reference_detector_passes_with_exit_code_0() -> None:
     code, out = invoke("--max-examples", "300", "--seed", "4", "--corpus", REGRESSIONS)
     assert code == 0, out

@@ -78,6 +78,7 @@ def test_white_space_inside_a_block_drops_the_truth() -> None:
         "policy_08_json_answer_released_early.msgpack",
     ],
 )
+@pytest.mark.slow
 def test_reference_detector_passes_every_mutant(name: str) -> None:
     recording = read_recording(REGRESSIONS / name)
 

@@ -96,6 +96,7 @@ def test_a_budget_stops_the_search(monkeypatch: pytest.MonkeyPatch) -> None:
     assert (report.examples, report.search_seconds) == (5, 0.625)
 
 
+@pytest.mark.slow
 def test_saved_failure_replays_and_fails_the_same_way(tmp_path: Path) -> None:
     spec = "tcr.detector.broken:undeclared_clears_buffer"
     report = run(detector=spec, max_examples=5000, seed=0, save=tmp_path)

@@ -73,7 +73,6 @@ def test_sigkill_mid_stream_leaves_a_readable_partial_recording(
 @pytest.mark.parametrize(
     ("sig", "reason"), [(signal.SIGINT, "Ctrl-C (SIGINT)"), (signal.SIGTERM, "SIGTERM")]
 )
-@pytest.mark.slow
 def test_a_signal_closes_the_recording_as_interrupted_and_exits_2(
     upstream: Upstream, tmp_path: Path, sig: signal.Signals, reason: str
 ) -> None:
@@ -97,7 +96,6 @@ def test_a_signal_closes_the_recording_as_interrupted_and_exits_2(
     assert len(recording.frames) >= seen
 
 
-@pytest.mark.slow
 def test_proxy_command_records_until_ctrl_c_and_exits_0(upstream: Upstream, tmp_path: Path) -> None:
     import asyncio
 

@@ -217,6 +217,7 @@ def test_a_transport_chunking_of_a_re_encoded_stream_says_so(tmp_path: Path) -> 
     assert re_encoded == "bytes:3 of the re-encoded stream"
 
 
+@pytest.mark.slow
 def test_a_role_in_every_delta_still_gives_one_character_per_piece(tmp_path: Path) -> None:
     # A server that repeats "role" in every delta makes each piece a run of its own;
     # each run finds its cuts by bisection (it was a scan of every cut per run).

@@ -174,6 +174,7 @@ def test_detector_cmd_gives_the_same_report_with_two_jobs() -> None:
     assert replay_json(*args, "--jobs", "2") == (code, one)
 
 
+@pytest.mark.slow
 def test_each_worker_stops_its_harness_when_the_run_ends(tmp_path: Path) -> None:
     command, pids = harness(tmp_path)
     with command_factory(command) as factory:

@@ -128,6 +128,7 @@ def test_openai_client_reassembles_every_recorded_stream_served_char_by_char(
         _same_message(_snapshot(client, recording.id), recording)
 
 
+@pytest.mark.slow
 def test_openai_client_sees_one_character_per_delta(served_char: str) -> None:
     client = openai.OpenAI(base_url=served_char + "/v1", api_key="unused", max_retries=0)
     recording = read_recording(ROOT / "recorded" / "tool_call_tag_json.msgpack")

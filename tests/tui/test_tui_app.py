@@ -216,6 +216,7 @@ def test_v_when_every_check_passes_stays_and_says_so() -> None:
     drive(make_app(SPLIT_MARKER), test)
 
 
+@pytest.mark.slow
 def test_v_before_the_oracles_are_done_jumps_when_they_are() -> None:
     release = threading.Event()
     app = make_app(END_IN_PREFIX, detector=DROPS_PENDING)
@@ -243,6 +244,7 @@ def test_v_before_the_oracles_are_done_jumps_when_they_are() -> None:
 # --- rechunking, search, diff ------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_r_reruns_under_the_next_strategy_and_keeps_the_input_received() -> None:
     async def test(app: DebuggerApp, pilot: Any) -> None:
         await pilot.press(*"nnnnnnnn")
@@ -329,6 +331,7 @@ def test_c_continues_to_the_next_time_a_format_opens() -> None:
     drive(make_app(None, chunks=chunks), test)
 
 
+@pytest.mark.slow
 def test_c_without_a_breakpoint_asks_for_one() -> None:
     async def test(app: DebuggerApp, pilot: Any) -> None:
         await pilot.press("c")
