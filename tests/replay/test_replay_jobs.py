@@ -104,6 +104,7 @@ def test_a_large_recordings_random_runs_are_split_into_ranges_covering_each_once
     assert [t.slot for t in tasks if t.path.name == "plain.msgpack"] == [None]  # one task
 
 
+@pytest.mark.slow
 def test_split_run_gives_the_same_failures_shrunk_the_same_way(corpus: Path) -> None:
     options: dict[str, Any] = {"runs": 8, "detector": "tcr.detector.broken:per_chunk_markers"}
     one = run([corpus], **options)
@@ -121,9 +122,15 @@ def test_split_run_gives_the_same_crashes_and_input_errors(corpus: Path) -> None
     two = run([corpus], jobs=2, **options)
     assert same(two) == same(one)
     assert one.exit_code == EXIT_ERROR and len(one.errors) == 1
-    assert any(f.violation.check == "crash" for _, f in one.failures)
+    # it raises at a <tool_call>: the two recordings with one crash in every chunking
+    assert [(Path(o.path).name, o.strategy, f.violation.check) for o, f in one.failures] == [
+        (name, strategy, "crash")
+        for name in ("large.msgpack", "small.msgpack")
+        for strategy in ("original", "whole", "char", "random:8")
+    ]
 
 
+@pytest.mark.slow
 def test_a_single_large_recording_is_replayed_in_several_processes(corpus: Path) -> None:
     large = corpus / "large.msgpack"
     options: dict[str, Any] = {"runs": 4, "detector": "tcr.detector.broken:per_chunk_markers"}
@@ -157,6 +164,7 @@ def replay_json(*args: str) -> tuple[int, dict[str, Any]]:
     return result.exit_code, data
 
 
+@pytest.mark.slow
 def test_detector_cmd_gives_the_same_report_with_two_jobs() -> None:
     args = [*map(str, FEW), "--runs", "3", "--detector-cmd", REFERENCE_CMD]
     code, one = replay_json(*args)
@@ -164,6 +172,7 @@ def test_detector_cmd_gives_the_same_report_with_two_jobs() -> None:
     assert replay_json(*args, "--jobs", "2") == (code, one)
 
 
+@pytest.mark.slow
 def test_each_worker_stops_its_harness_when_the_run_ends(tmp_path: Path) -> None:
     command, pids = harness(tmp_path)
     with command_factory(command) as factory:
@@ -178,6 +187,7 @@ def test_each_worker_stops_its_harness_when_the_run_ends(tmp_path: Path) -> None
     ("mode", "message"),
     [("crash", "exited with code 3: panic: index out of range"), ("hang", "within 1 s")],
 )
+@pytest.mark.slow
 def test_harness_crash_or_hang_names_the_recording_and_chunk_with_two_jobs(
     mode: str, message: str, tmp_path: Path
 ) -> None:
@@ -212,6 +222,7 @@ def notes_what_it_replays(tools: list[str] | None = None) -> StreamDetector:
 
 
 @pytest.mark.parametrize("interruption", [KeyboardInterrupt, RuntimeError])
+@pytest.mark.slow
 def test_an_interruption_while_collecting_cancels_the_tasks_not_yet_started(
     interruption: type[BaseException], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
