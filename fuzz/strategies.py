@@ -18,7 +18,9 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
-from tcr.detector.formats import FORMATS
+from tcr.detector.formats import MARKERS, OPENER_RE, alternation
+from tcr.dialects import BY_ID, DIALECTS, Closing
+from tcr.dialects._record import FENCE_DONE_RE
 from tcr.rechunk import Chunking, split_at, splits_spec
 
 from .blocks import Block
@@ -26,7 +28,7 @@ from .dialects import FORMAT_NAMES, TOOL_NAMES, Tools, block, json_call_text
 from .prose import prose
 from .source import Source
 from .truth import Call, Message, Truth
-from .values import OPENER_RE, defuse
+from .values import defuse
 
 __all__ = ["chunkings", "messages", "tool_lists"]
 
@@ -48,21 +50,10 @@ def message_bytes(max_parts: int) -> int:
     return META_BYTES + SLOT_BYTES * max_parts
 
 
-# After a fenced call's balancing brace: a little white space, then the fence (as the detector).
-_FENCE_RE = re.compile(r"[ \t\r\n]{0,8}```")
-
 # Where chunk boundaries matter most: in and around every marker and lexer token.
-_TOKENS = tuple(
-    sorted(
-        {m for f in FORMATS for m in (*f.opens, *f.closes)}
-        | {'<|"|>', "[ARGS]", "<function=", "</function>", "<parameter=", "</parameter>"}
-        | {"<arg_key>", "</arg_value>", '\\"', "```"}
-    )
-)
+_TOKENS = tuple(sorted({*MARKERS, *(t for d in DIALECTS for t in d.tokens)}))
 # Every occurrence, overlapping ones too: a lookahead matches at every position.
-_TOKEN_RE = re.compile(
-    "(?=(" + "|".join(re.escape(t) for t in sorted(_TOKENS, key=len, reverse=True)) + "))"
-)
+_TOKEN_RE = re.compile(f"(?=({alternation(_TOKENS).pattern}))")
 
 PickFormat = Callable[[Source], str]
 PickTools = Callable[[Source], Tools]
@@ -176,16 +167,17 @@ def decode_message(
             piece = prose(Source(slot[1:]))
         else:
             fmt = pick_format(Source(slot[1:2]))
-            if fmt == "bare_json" and not blank:  # JSON mid-answer is text (policy 3)
+            if not BY_ID[fmt].anywhere and not blank:  # JSON mid-answer is text (policy 3)
                 piece = " " + defuse(json_call_text(slot[2:]))
             else:
                 piece = block(slot[2:], fmt, tools)
         pieces.append(piece)
         blank = blank and isinstance(piece, str) and not piece.strip()
     for index, piece in enumerate(pieces[:-1]):
-        if isinstance(piece, Block) and piece.format == "python_tag" and not piece.closer:
+        if isinstance(piece, Block) and BY_ID[piece.format].closed_by_end and not piece.closer:
             # only the end of the message closes a block without a marker
-            pieces[index] = dataclasses.replace(piece, closer="<|eom_id|>")
+            closer = BY_ID[piece.format].closes[0]
+            pieces[index] = Block(dataclasses.replace(piece.written, closer=closer))
     cut = None
     final = pieces[-1] if pieces else None
     if isinstance(final, Block) and cut_wanted:
@@ -230,7 +222,7 @@ class _Writer:
         self.run = ""
         if self.blank and run.lstrip().startswith("{"):
             run = "." + run  # would open bare JSON
-        if self.fenceless and _FENCE_RE.match(run + following):
+        if self.fenceless and FENCE_DONE_RE.match(run + following):
             run = "." + run  # would be read as the missing fence
         found = OPENER_RE.search(run + following)
         if found is not None and found.start() < len(run):
@@ -262,7 +254,8 @@ def _assemble(pieces: list[str | Block], cut: int | None, tools: Tools) -> Messa
         else:
             raw, truth = piece.raw, piece.truth()
             parts.append(piece.name)
-        fenceless = piece.format == "fenced_json" and not piece.closer and raw == piece.raw
+        fenced = BY_ID[piece.format].closing is Closing.FENCED
+        fenceless = fenced and not piece.closer and raw == piece.raw
         writer.block(raw, truth, fenceless=fenceless)
     text, truth = writer.finish()
     return Message(text, truth, tools, tuple(parts))

@@ -12,30 +12,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from enum import Enum
 
-from tcr.detector.formats import BY_ID, Closing, Format
+from tcr.detector.formats import SHARING, Closing, alternation
+from tcr.dialects import BodyLexer, Dialect
 
 __all__ = ["CALL_KEYS", "RULES", "Block", "Tokens", "partial_at_end"]
 
 # A call object's top-level keys (every JSON call shape the body parsers accept).
 # Any other key at message start settles that the JSON is an answer (policy 8).
 CALL_KEYS = frozenset({"name", "arguments", "parameters", "type", "function", "id"})
-
-_GEMMA_QUOTE = '<|"|>'
-
-
-class _Lexer(Enum):
-    UNDECIDED = "undecided"  # body is white space so far
-    PLAIN = "plain"  # first closing marker wins (prose, Qwen3-Coder, GLM, reasoning)
-    JSON = "json"  # closing marker only outside JSON strings (policy 4)
-    GEMMA = "gemma"  # closing marker only outside <|"|> strings
-    BEFORE_BRACE = "before_brace"  # Mistral NAME[ARGS] before its {…}
-    BALANCED = "balanced"  # ends at the bracket balancing the first one
-
-
-def _alternation(tokens: Iterable[str]) -> re.Pattern[str]:
-    return re.compile("|".join(re.escape(t) for t in sorted(set(tokens), key=len, reverse=True)))
 
 
 class Tokens:
@@ -47,7 +32,7 @@ class Tokens:
         self, tokens: Iterable[str], *, extra: str = "", partials: tuple[str, ...] = ()
     ) -> None:
         toks = tuple(tokens)
-        pattern = _alternation(toks).pattern if toks else ""
+        pattern = alternation(toks).pattern if toks else ""
         if extra:
             pattern = f"{pattern}|{extra}" if pattern else extra
         self.regex = re.compile(pattern, re.DOTALL)
@@ -63,24 +48,27 @@ class Tokens:
 
 
 class Rules:
-    """Per-format lexer tables."""
+    """The lexer tables of the dialects sharing one opening marker."""
 
-    def __init__(self, fmt: Format) -> None:
-        closes = fmt.closes if fmt.closing is Closing.MARKER else ()
+    def __init__(self, group: tuple[Dialect, ...]) -> None:
+        first = group[0]
+        closes = first.closes if first.closing is Closing.MARKER else ()
         self.closes = frozenset(closes)
         self.undecided = Tokens(closes, extra=r"\S")
         self.plain = Tokens(closes)
         self.json_out = Tokens(('"', *closes))
         self.string_in = Tokens(('"',), extra=r"\\.", partials=("\\",))
-        self.gemma_out = Tokens((_GEMMA_QUOTE, *closes))
-        self.gemma_in = Tokens((_GEMMA_QUOTE,))
+        quote = first.quote or '"'
+        self.quoted_out = Tokens((quote, *closes))
+        self.quoted_in = Tokens((quote,))
+        self.quote = quote
         self.brace = Tokens(("{",))
         self.balanced = Tokens(('"', "{", "}", "[", "]"))
         self.call_shape = Tokens(('"', "{", "}", "[", "]", ":", ","))  # bare_json at depth 1
         self.key_start = Tokens((), extra=r"\S")
 
 
-RULES: dict[str, Rules] = {f.id: Rules(f) for f in BY_ID.values()}
+RULES: dict[str, Rules] = {marker: Rules(group) for marker, group in SHARING.items()}
 
 
 def partial_at_end(s: str, start: int, tokens: Tokens) -> int:
@@ -101,8 +89,9 @@ class Block:
         "capture_kind",
         "carry",
         "depth",
+        "dialect",
         "expect_key",
-        "fmt",
+        "group",
         "in_string",
         "last_key",
         "length",
@@ -114,9 +103,10 @@ class Block:
         "tokens",
     )
 
-    def __init__(self, fmt: Format, opener: str) -> None:
-        self.fmt = fmt
-        self.rules = RULES[fmt.id]
+    def __init__(self, marker: str, opener: str) -> None:
+        self.group = SHARING[marker]  # the dialects this block may be; its body says which
+        self.dialect = self.group[0]  # how it closes (the group agrees on that)
+        self.rules = RULES[marker]
         self.opener = opener
         self.parts: list[str] = [opener]
         self.length = len(opener)  # raw characters in parts
@@ -130,12 +120,7 @@ class Block:
         self.last_key: str | None = None
         self.tail = ""  # fenced_json: what follows the balancing brace, while it may be a fence
         self.body_done = False
-        if fmt.kind == "reasoning":
-            self.lexer = _Lexer.PLAIN
-        elif fmt.keep:  # the body starts with the kept "{"
-            self.lexer = _Lexer.BALANCED
-        else:
-            self.lexer = _Lexer.UNDECIDED
+        self.lexer = self.dialect.first_lexer
         self.tokens: Tokens = self.current_tokens()  # refreshed whenever the lexer state moves
 
     @property
@@ -146,19 +131,19 @@ class Block:
         """The tokens the lexer looks for in its present state."""
         r = self.rules
         lexer = self.lexer
-        if lexer is _Lexer.UNDECIDED:
+        if lexer is BodyLexer.UNDECIDED:
             return r.undecided
-        if lexer is _Lexer.PLAIN:
+        if lexer is BodyLexer.PLAIN:
             return r.plain
-        if lexer is _Lexer.JSON:
+        if lexer is BodyLexer.JSON:
             return r.string_in if self.in_string else r.json_out
-        if lexer is _Lexer.GEMMA:
-            return r.gemma_in if self.in_string else r.gemma_out
-        if lexer is _Lexer.BEFORE_BRACE:
+        if lexer is BodyLexer.QUOTED:
+            return r.quoted_in if self.in_string else r.quoted_out
+        if lexer is BodyLexer.BEFORE_BRACE:
             return r.brace
         if self.in_string:
             return r.string_in
-        if self.fmt.id == "bare_json" and self.depth == 1:
+        if self.dialect.answer_like and self.depth == 1:
             return r.key_start if self.expect_key else r.call_shape
         return r.balanced
 
@@ -201,17 +186,17 @@ class Block:
                 continue
             if tok in self.rules.closes:
                 return m.start(), len(tok), None, n
-            if lexer is _Lexer.UNDECIDED:
+            if lexer is BodyLexer.UNDECIDED:
                 self.lexer = self._decide(tok)
                 i = m.start()  # read the deciding character again, with the new lexer
                 continue
-            if lexer is _Lexer.BEFORE_BRACE:
-                self.lexer = _Lexer.BALANCED
+            if lexer is BodyLexer.BEFORE_BRACE:
+                self.lexer = BodyLexer.BALANCED
                 i = m.start()
                 continue
-            if tok == '"' or tok == _GEMMA_QUOTE:
+            if tok == '"' or tok == self.rules.quote:
                 self.in_string = True
-                if lexer is _Lexer.BALANCED and self.depth == 1 and self.fmt.id == "bare_json":
+                if lexer is BodyLexer.BALANCED and self.depth == 1 and self.dialect.answer_like:
                     if self.expect_key:
                         self.capture, self.capture_kind = [], "key"
                         self.expect_key = False
@@ -219,7 +204,7 @@ class Block:
                         self.capture, self.capture_kind = [], "name"
                 i = m.end()
                 continue
-            if lexer is _Lexer.BALANCED:
+            if lexer is BodyLexer.BALANCED:
                 if self.expect_key and self.depth == 1:
                     # The next thing in a call object must be a key or its end.
                     if tok != "}":
@@ -227,7 +212,7 @@ class Block:
                     self.expect_key = False
                 if tok == "{" or tok == "[":
                     self.depth += 1
-                    if self.depth == 1 and self.fmt.id == "bare_json":
+                    if self.depth == 1 and self.dialect.answer_like:
                         self.expect_key = tok == "{"
                 elif tok == "}" or tok == "]":
                     self.depth -= 1
@@ -239,13 +224,17 @@ class Block:
             i = m.end()
         return None, 0, None, n
 
-    def _decide(self, first: str) -> _Lexer:
-        """Pick the body lexer from the body's first non-space character."""
-        fid = self.fmt.id
-        if fid == "bracket_tool_calls":
-            return _Lexer.BALANCED if first == "[" else _Lexer.BEFORE_BRACE
-        if first in "{[":
-            return _Lexer.JSON
-        if fid == "gemma_special" and first == "c":
-            return _Lexer.GEMMA
-        return _Lexer.PLAIN
+    def _decide(self, first: str) -> BodyLexer:
+        """Pick the body lexer from the body's first non-space character.
+
+        The first dialect of the group that names this character decides.
+        """
+        for dialect in self.group:
+            lexer = dialect.lexer_for(first)
+            if lexer is not None:
+                return lexer
+        return self.dialect.lexer_otherwise
+
+    def body_dialect(self, body: str) -> Dialect:
+        """Whose block this is, by its body: the first of the group that owns it."""
+        return next((d for d in self.group if d.owns(body)), self.dialect)
