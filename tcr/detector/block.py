@@ -10,6 +10,8 @@ amortised per character, never a re-join of the block.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import re
 from collections.abc import Callable, Iterable
 
@@ -80,27 +82,68 @@ def partial_at_end(s: str, start: int, tokens: Tokens) -> int:
     return n
 
 
+# Judges a top-level string of message-start JSON as soon as it is read: its kind
+# ("key" or "name") and its JSON text -> a rejection reason that settles the block, or None.
+Judge = Callable[[str, str], str | None]
+
+
+class _KeyWatch:
+    """Message-start JSON (policy 8): the top-level keys and the name, read as they stream.
+
+    Anything but a key where one must come settles that the JSON is an answer;
+    the detector judges each key and name as it completes.
+    """
+
+    __slots__ = ("capture", "capture_kind", "expect_key", "last_key")
+
+    def __init__(self) -> None:
+        self.capture: list[str] | None = None  # a top-level key, or the value of "name"
+        self.capture_kind = ""
+        self.expect_key = False
+        self.last_key: str | None = None
+
+    def start_string(self) -> None:
+        if self.expect_key:
+            self.capture, self.capture_kind = [], "key"
+            self.expect_key = False
+        elif self.last_key == "name":
+            self.capture, self.capture_kind = [], "name"
+
+    def end_string(self, judge: Judge) -> str | None:
+        """A captured string ended: the rejection reason it settles, if any."""
+        assert self.capture is not None
+        text = "".join(self.capture)
+        kind = self.capture_kind
+        self.capture = None
+        self.last_key = None
+        if kind == "key":
+            with contextlib.suppress(ValueError):  # undecodable: the judge settles it
+                self.last_key = json.loads(f'"{text}"')
+        return judge(kind, text)
+
+
 class Block:
-    """One open block: its raw text so far and the lexer state that finds its end."""
+    """One open block: its raw text so far and the lexer state that finds its end.
+
+    The dialect record supplies the lexer moves (the lexer a body starts in, the
+    one its first character picks, the string quote, whether keys are watched);
+    this class only runs them.
+    """
 
     __slots__ = (
-        "body_done",
-        "capture",
-        "capture_kind",
+        "awaiting_fence",
         "carry",
         "depth",
         "dialect",
-        "expect_key",
         "group",
         "in_string",
-        "last_key",
+        "keys",
         "length",
         "lexer",
         "opener",
         "parts",
         "rules",
         "tail",
-        "tokens",
     )
 
     def __init__(self, marker: str, opener: str) -> None:
@@ -113,19 +156,51 @@ class Block:
         self.carry = ""  # a possibly split token at the end: scanned again with the next chunk
         self.in_string = False
         self.depth = 0
-        self.expect_key = False
-        # bare_json: a top-level key, or the value of "name", being read
-        self.capture: list[str] | None = None
-        self.capture_kind = ""
-        self.last_key: str | None = None
-        self.tail = ""  # fenced_json: what follows the balancing brace, while it may be a fence
-        self.body_done = False
+        self.keys = _KeyWatch() if self.dialect.answer_like else None
+        self.tail = ""  # FENCED: what follows the balancing bracket, while it may be a fence
+        self.awaiting_fence = False  # FENCED: the body is done, the fence may follow
         self.lexer = self.dialect.first_lexer
-        self.tokens: Tokens = self.current_tokens()  # refreshed whenever the lexer state moves
+
+    # -- the raw text -----------------------------------------------------------------
 
     @property
     def raw(self) -> str:
         return "".join(self.parts) + self.carry + self.tail
+
+    def joined(self) -> str:
+        """The raw text appended so far (without a carried token or fence tail)."""
+        return "".join(self.parts)
+
+    def append(self, text: str) -> None:
+        self.parts.append(text)
+        self.length += len(text)
+
+    def snapshot(self) -> tuple[list[str], int, str]:
+        """The parts, how many there are now, and what is held: an O(1) trace snapshot."""
+        return self.parts, len(self.parts), self.carry + self.tail
+
+    def take_carry(self) -> str:
+        carry, self.carry = self.carry, ""
+        return carry
+
+    def take_tail(self) -> str:
+        tail, self.tail = self.tail, ""
+        return tail
+
+    def quiet(self, chunk: str) -> bool:
+        """Nothing in ``chunk`` can end the block or settle it: the hot path (policy 4)."""
+        return (
+            not self.carry
+            and not self.awaiting_fence
+            and (self.keys is None or self.keys.capture is None)
+            and self.current_tokens().busy_re.search(chunk) is None
+        )
+
+    def body_dialect(self, body: str) -> Dialect:
+        """Whose block this is, by its body: the first of the group that owns it."""
+        return next((d for d in self.group if d.owns(body)), self.dialect)
+
+    # -- the lexer --------------------------------------------------------------------
 
     def current_tokens(self) -> Tokens:
         """The tokens the lexer looks for in its present state."""
@@ -143,13 +218,11 @@ class Block:
             return r.brace
         if self.in_string:
             return r.string_in
-        if self.dialect.answer_like and self.depth == 1:
-            return r.key_start if self.expect_key else r.call_shape
+        if self.keys is not None and self.depth == 1:
+            return r.key_start if self.keys.expect_key else r.call_shape
         return r.balanced
 
-    def scan(
-        self, s: str, judge: Callable[[Block], str | None]
-    ) -> tuple[int | None, int, str | None, int]:
+    def scan(self, s: str, judge: Judge) -> tuple[int | None, int, str | None, int]:
         """Advance the lexer over ``s`` from its start.
 
         Returns ``(end, close_len, release, keep)``: ``end`` is where the body
@@ -158,28 +231,30 @@ class Block:
         and ``keep`` (when ``end`` is None) where a possibly split token begins.
         ``judge`` settles a captured top-level string of message-start JSON.
         """
+        keys = self.keys
         i = 0
         n = len(s)
         while i < n:
             tokens = self.current_tokens()
             m = tokens.regex.search(s, i)
+            capture = None if keys is None else keys.capture
             if m is None:
                 keep = partial_at_end(s, i, tokens)
-                if self.capture is not None:
-                    self.capture.append(s[i:keep])
+                if capture is not None:
+                    capture.append(s[i:keep])
                 return None, 0, None, keep
             tok = m.group()
             lexer = self.lexer
             if self.in_string:
                 if len(tok) == 2:  # an escape: the escaped character is never a delimiter
-                    if self.capture is not None:
-                        self.capture.append(s[i : m.end()])
+                    if capture is not None:
+                        capture.append(s[i : m.end()])
                     i = m.end()
                     continue
                 self.in_string = False
-                if self.capture is not None:
-                    self.capture.append(s[i : m.start()])
-                    verdict = judge(self)
+                if keys is not None and capture is not None:
+                    capture.append(s[i : m.start()])
+                    verdict = keys.end_string(judge)
                     if verdict is not None:
                         return m.end(), 0, verdict, n
                 i = m.end()
@@ -196,31 +271,27 @@ class Block:
                 continue
             if tok == '"' or tok == self.rules.quote:
                 self.in_string = True
-                if lexer is BodyLexer.BALANCED and self.depth == 1 and self.dialect.answer_like:
-                    if self.expect_key:
-                        self.capture, self.capture_kind = [], "key"
-                        self.expect_key = False
-                    elif self.last_key == "name":
-                        self.capture, self.capture_kind = [], "name"
+                if lexer is BodyLexer.BALANCED and self.depth == 1 and keys is not None:
+                    keys.start_string()
                 i = m.end()
                 continue
             if lexer is BodyLexer.BALANCED:
-                if self.expect_key and self.depth == 1:
+                if keys is not None and keys.expect_key and self.depth == 1:
                     # The next thing in a call object must be a key or its end.
                     if tok != "}":
                         return m.end(), 0, "not_a_call", n
-                    self.expect_key = False
+                    keys.expect_key = False
                 if tok == "{" or tok == "[":
                     self.depth += 1
-                    if self.depth == 1 and self.dialect.answer_like:
-                        self.expect_key = tok == "{"
+                    if self.depth == 1 and keys is not None:
+                        keys.expect_key = tok == "{"
                 elif tok == "}" or tok == "]":
                     self.depth -= 1
                     if self.depth <= 0:
                         return m.end(), 0, None, n
-                elif tok == ",":
-                    self.expect_key = True
-                    self.last_key = None
+                elif tok == "," and keys is not None:
+                    keys.expect_key = True
+                    keys.last_key = None
             i = m.end()
         return None, 0, None, n
 
@@ -234,7 +305,3 @@ class Block:
             if lexer is not None:
                 return lexer
         return self.dialect.lexer_otherwise
-
-    def body_dialect(self, body: str) -> Dialect:
-        """Whose block this is, by its body: the first of the group that owns it."""
-        return next((d for d in self.group if d.owns(body)), self.dialect)

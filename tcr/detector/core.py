@@ -115,9 +115,7 @@ class StreamDetector:
             block_format=block.dialect.id if block else None,
             pending=self._pending,
             offset=self._offset,
-            _parts=(block.parts, len(block.parts), block.carry + block.tail)
-            if block
-            else ([], 0, ""),
+            _parts=block.snapshot() if block else ([], 0, ""),
         )
 
     def feed(self, chunk: str) -> list[Event]:
@@ -131,16 +129,9 @@ class StreamDetector:
                     OPENER_RE.search(chunk, t.start()) is None and _hold_start(chunk) == len(chunk)
                 ):
                     return [Text(chunk)] if chunk else []
-        elif (
-            not block.carry
-            and block.capture is None
-            and not block.body_done
-            and block.tokens.busy_re.search(chunk) is None
-            and block.length + len(chunk) <= self.max_block
-        ):
+        elif block.length + len(chunk) <= self.max_block and block.quiet(chunk):
             # Hot path inside a block: nothing here can end it (policy 4: O(1) per character).
-            block.parts.append(chunk)
-            block.length += len(chunk)
+            block.append(chunk)
             return []
         out: list[Event] = []
         self._consume(chunk, out)
@@ -151,9 +142,8 @@ class StreamDetector:
         out: list[Event] = []
         block = self._block
         if block is not None:
-            if block.body_done:  # a fenced call whose fence never came: the brace closed it
-                tail = block.tail
-                block.tail = ""
+            if block.awaiting_fence:  # a fenced call whose fence never came: the brace closed it
+                tail = block.take_tail()
                 self._close(block, out)
                 self._consume(tail, out)
             else:
@@ -240,11 +230,10 @@ class StreamDetector:
 
     def _feed_block(self, block: Block, text: str, out: list[Event]) -> str | None:
         """Read ``text`` into the block. Returns the text after the block, or None."""
-        if block.body_done:
+        if block.awaiting_fence:
             return self._feed_fence(block, text, out)
         limit = self.max_block - block.length
-        s = block.carry + text
-        block.carry = ""
+        s = block.take_carry() + text
         end, close_len, release, keep = block.scan(s, self._captured)
         stop = keep if end is None else end + close_len
         if end is None and keep < len(s):
@@ -253,37 +242,31 @@ class StreamDetector:
             # Policy 13: the cut falls at exactly max_block characters of the
             # block, whatever the chunking, so every chunking agrees.
             cut = max(limit, 0)
-            block.parts.append(s[:cut])
-            block.length += cut
+            block.append(s[:cut])
             self._reject(block, "too_long", out, trigger="too_long")
             return s[cut:]
         if end is None:
             block.carry = s[keep:]
             if keep:
-                block.parts.append(s[:keep])
-                block.length += keep
-            block.tokens = block.current_tokens()
+                block.append(s[:keep])
             self._go("body")
             return None
-        block.parts.append(s[:end])
-        block.length += end
+        block.append(s[:end])
         if release is not None:
             self._reject(block, release, out, trigger="release")
             return s[end:]
         if block.dialect.closing is Closing.FENCED:
-            block.body_done = True
+            block.awaiting_fence = True
             return self._feed_fence(block, s[end:], out)
-        block.parts.append(s[end : end + close_len])
-        block.length += close_len
+        block.append(s[end : end + close_len])
         self._close(block, out)
         return s[end + close_len :]
 
     def _feed_fence(self, block: Block, text: str, out: list[Event]) -> str | None:
-        t = block.tail + text
-        block.tail = ""
+        t = block.take_tail() + text
         m = FENCE_DONE_RE.match(t)
         if m is not None:
-            block.parts.append(m.group())
+            block.append(m.group())
             self._close(block, out)
             return t[m.end() :]
         if FENCE_MAYBE_RE.fullmatch(t):
@@ -292,21 +275,15 @@ class StreamDetector:
         self._close(block, out)
         return t
 
-    def _captured(self, block: Block) -> str | None:
+    def _captured(self, kind: str, text: str) -> str | None:
         """A top-level string of a message-start JSON object was read: is it still a call?"""
-        assert block.capture is not None
-        text = "".join(block.capture)
-        kind = block.capture_kind
-        block.capture = None
         try:
             value = json.loads(f'"{text}"')
         except ValueError:
             return "not_a_call"
         if kind == "key":
-            block.last_key = value
             # Policy 8: a key no call has settles that this JSON is an answer.
             return None if value in CALL_KEYS else "not_a_call"
-        block.last_key = None
         # Policy 7, as early as it is certain.
         if self.tools is not None and value not in self.tools:
             return "undeclared"
@@ -320,8 +297,7 @@ class StreamDetector:
         self._verdict(block, out, closed=True, marked=True)
 
     def _end_unclosed(self, block: Block, out: list[Event]) -> None:
-        block.parts.append(block.carry)
-        block.carry = ""
+        block.append(block.take_carry())
         self._block = None
         self._go("close")
         self._verdict(block, out, closed=block.dialect.closed_by_end, marked=False)
@@ -329,7 +305,7 @@ class StreamDetector:
     def _reject(self, block: Block, reason: str, out: list[Event], *, trigger: str) -> None:
         self._block = None
         self._go(trigger)
-        raw = "".join(block.parts)
+        raw = block.joined()
         dialect = block.body_dialect(raw[len(block.opener) :])
         out.append(Rejected(raw, self._shown(dialect, raw, marked=False), dialect.id, reason))
 
@@ -343,7 +319,7 @@ class StreamDetector:
 
     def _verdict(self, block: Block, out: list[Event], *, closed: bool, marked: bool) -> None:
         """Judge a finished block. ``marked``: it ended on its closing marker or bracket."""
-        raw = "".join(block.parts)
+        raw = block.joined()
         body = self._call_body(block, raw, marked=marked)
         dialect = block.body_dialect(body)
         if dialect.kind == Kind.REASONING:
