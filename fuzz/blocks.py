@@ -32,7 +32,7 @@ class Block:
     written: Rendered
 
     @property
-    def format(self) -> str:
+    def dialect(self) -> str:
         return self.written.dialect
 
     @property
@@ -54,15 +54,15 @@ class Block:
     @property
     def marker(self) -> str:
         """The opening marker as the dialect spells it (kept characters included)."""
-        return self.opener + self.body[: BY_ID[self.format].keep]
+        return self.opener + self.body[: BY_ID[self.dialect].keep]
 
     @property
     def name(self) -> str:
-        return f"{self.format}/{self.written.variant}"
+        return f"{self.dialect}/{self.written.variant}"
 
     @property
     def reasoning(self) -> bool:
-        return BY_ID[self.format].kind == Kind.REASONING
+        return BY_ID[self.dialect].kind == Kind.REASONING
 
     def truth(self) -> Truth:
         """The verdict on the whole block, closed as written."""
@@ -100,7 +100,7 @@ class Block:
             if self.reasoning:
                 return raw[:at], Truth(reasoning=cut_body)
             return raw[:at], Truth(text=cut_body)
-        if BY_ID[self.format].closing is Closing.FENCED:
+        if BY_ID[self.dialect].closing is Closing.FENCED:
             # The balancing brace closed the block; what came of the fence is text.
             return raw[:at], _join(self._verdict(self.body), Truth(text=raw[opener + body : at]))
         partial = raw[opener:at]  # body and a cut-short closing marker: unterminated

@@ -20,8 +20,8 @@ from .source import Source
 from .values import arguments, json_style, json_text, string
 
 __all__ = [
-    "CALL_FORMATS",
-    "FORMAT_NAMES",
+    "CALL_DIALECTS",
+    "DIALECT_IDS",
     "TOOL_NAMES",
     "Layout",
     "Tools",
@@ -31,8 +31,8 @@ __all__ = [
 
 T = TypeVar("T")
 
-FORMAT_NAMES: tuple[str, ...] = tuple(d.id for d in DIALECTS)
-CALL_FORMATS: tuple[str, ...] = tuple(d.id for d in DIALECTS if d.kind == Kind.CALL)
+DIALECT_IDS: tuple[str, ...] = tuple(d.id for d in DIALECTS)
+CALL_DIALECTS: tuple[str, ...] = tuple(d.id for d in DIALECTS if d.kind == Kind.CALL)
 
 # Valid outside JSON too (a letter or "_", then word characters, "." or "-"), shortest first
 # so that shrinking ends on a short name.
@@ -100,7 +100,7 @@ def block(data: bytes, dialect_id: str, tools: Tools) -> Block:
     """The block of dialect ``dialect_id`` that ``data`` spells."""
     dialect = BY_ID.get(dialect_id)
     if dialect is None:
-        raise ValueError(f"fuzz: unknown dialect {dialect_id!r}; known: {', '.join(FORMAT_NAMES)}")
+        raise ValueError(f"fuzz: unknown dialect {dialect_id!r}; known: {', '.join(DIALECT_IDS)}")
     return Block(dialect.render(Layout(data), tools))
 
 

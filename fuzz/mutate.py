@@ -104,7 +104,7 @@ def _marker_spans(text: str) -> list[tuple[int, int]]:
 
 
 def _first_opener(text: str) -> int:
-    """Where the first block opens by the format table: a marker, or bare JSON at the start."""
+    """Where the first block opens by the dialect table: a marker, or bare JSON at the start."""
     first = len(text) - len(text.lstrip())
     if text[first : first + 1] == "{":
         return first

@@ -26,7 +26,7 @@ CALL_KEYS = frozenset({"name", "arguments", "parameters", "type", "function", "i
 
 
 class Tokens:
-    """The tokens one lexer state looks for, compiled once per format."""
+    """The tokens one lexer state looks for, compiled once per opening marker."""
 
     __slots__ = ("busy_re", "firsts", "longest", "prefixes", "regex")
 

@@ -73,7 +73,7 @@ def _hold_start(s: str) -> int:
 
 
 class StreamDetector:
-    """The reference detector: every format row and policy of DESIGN §5.
+    """The reference detector: every registered dialect and every policy of DESIGN §5.
 
     ``tools``: ``None`` accepts any name, a list rejects calls to other names
     (``[]`` rejects every call). ``format``: a learned or seeded format; a hint

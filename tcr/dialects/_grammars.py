@@ -8,9 +8,10 @@ of tcr's detector, so a recording's expectation is real ground truth.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
-__all__ = ["TIME", "WEATHER", "around", "call_map", "expectation"]
+__all__ = ["TIME", "WEATHER", "around", "call_map", "city_call", "expectation"]
 
 # A call as GBNF writes it: JSON with a quoted city the model chooses.
 WEATHER = '"{\\"name\\": \\"get_weather\\", \\"arguments\\": {\\"city\\": " city "}}"'
@@ -33,3 +34,13 @@ def around(pattern: str, content: str) -> re.Match[str]:
     if match is None:
         raise ValueError(f"the model's output does not have the expected shape: {content!r}")
     return match
+
+
+def city_call(pattern: str) -> Callable[[str], dict[str, Any]]:
+    """The expectation of one get_weather call: ``pattern`` groups text, city, text."""
+
+    def expect(content: str) -> dict[str, Any]:
+        m = around(pattern, content)
+        return expectation(m[1] + m[3], [call_map("get_weather", {"city": m[2]})])
+
+    return expect

@@ -20,7 +20,7 @@ from tcr.dialects._calls import (
     json_call,
     skip_space,
 )
-from tcr.dialects._grammars import around, call_map, expectation
+from tcr.dialects._grammars import city_call
 from tcr.dialects._record import (
     BodyLexer,
     Call,
@@ -190,10 +190,10 @@ def _render(draws: Draws, tools: Tools) -> Rendered:
     return rendered(DIALECT, "native", body, calls.accepted(), tuple(written_calls))
 
 
-def _expect(content: str) -> dict[str, object]:
-    q, opener, closer = re.escape(QUOTE), re.escape(OPEN), re.escape(CLOSE)
-    m = around(rf"(.*?){opener}call:get_weather\{{city:{q}(\w+){q}\}}{closer}(.*)", content)
-    return expectation(m[1] + m[3], [call_map("get_weather", {"city": m[2]})])
+_expect = city_call(
+    rf"(.*?){re.escape(OPEN)}call:get_weather\{{city:{re.escape(QUOTE)}(\w+)"
+    rf"{re.escape(QUOTE)}\}}{re.escape(CLOSE)}(.*)"
+)
 
 
 DIALECT = Dialect(

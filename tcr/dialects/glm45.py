@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from tcr.dialects._calls import ParsedCall, check_name, text_arguments, walk
-from tcr.dialects._grammars import around, call_map, expectation
+from tcr.dialects._grammars import city_call
 from tcr.dialects._record import (
     Call,
     Closing,
@@ -59,13 +59,9 @@ def _render(draws: Draws, tools: Tools) -> Rendered:
     return rendered(DIALECT, "pairs", body, calls.accepted(), found)
 
 
-def _expect(content: str) -> dict[str, object]:
-    m = around(
-        rf"(.*?){OPEN}get_weather\n<arg_key>city</arg_key>\n<arg_value>(\w+)</arg_value>\n"
-        rf"{CLOSE}(.*)",
-        content,
-    )
-    return expectation(m[1] + m[3], [call_map("get_weather", {"city": m[2]})])
+_expect = city_call(
+    rf"(.*?){OPEN}get_weather\n<arg_key>city</arg_key>\n<arg_value>(\w+)</arg_value>\n{CLOSE}(.*)"
+)
 
 
 DIALECT = Dialect(

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from tcr.dialects._calls import ParsedCall, check_name, text_arguments, walk
-from tcr.dialects._grammars import around, call_map, expectation
+from tcr.dialects._grammars import city_call
 from tcr.dialects._record import (
     Call,
     Closing,
@@ -72,13 +72,10 @@ def _render(draws: Draws, tools: Tools) -> Rendered:
     return rendered(DIALECT, "xml", body, calls.accepted(), tuple(found))
 
 
-def _expect(content: str) -> dict[str, object]:
-    m = around(
-        rf"(.*?){OPEN}\n<function=get_weather>\n<parameter=city>\n(\w+)\n"
-        rf"</parameter>\n</function>\n{CLOSE}(.*)",
-        content,
-    )
-    return expectation(m[1] + m[3], [call_map("get_weather", {"city": m[2]})])
+_expect = city_call(
+    rf"(.*?){OPEN}\n<function=get_weather>\n<parameter=city>\n(\w+)\n"
+    rf"</parameter>\n</function>\n{CLOSE}(.*)"
+)
 
 
 DIALECT = Dialect(
