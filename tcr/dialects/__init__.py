@@ -2,23 +2,13 @@
 
 The order is the registry's: the first matching model-name seed wins, and of
 dialects sharing an opening marker, the first owns a body none of them claims.
-Adding a dialect is adding its module and one line here.
+Adding a dialect is adding its module and one line to ``_FAMILIES``.
 """
 
 from __future__ import annotations
 
-from tcr.dialects import (
-    bare_json,
-    fenced_json,
-    gemma4,
-    glm45,
-    hermes,
-    mistral,
-    python_tag,
-    qwen3_coder,
-    think,
-    tools_tag,
-)
+import importlib
+
 from tcr.dialects._calls import BodyError, ParsedCall
 from tcr.dialects._record import (
     BodyLexer,
@@ -53,18 +43,29 @@ __all__ = [
     "dialect",
 ]
 
-DIALECTS: tuple[Dialect, ...] = (
-    gemma4.DIALECT,
-    hermes.DIALECT,
-    qwen3_coder.DIALECT,
-    glm45.DIALECT,
-    tools_tag.DIALECT,
-    fenced_json.DIALECT,
-    mistral.DIALECT,
-    python_tag.DIALECT,
-    bare_json.DIALECT,
-    think.DIALECT,
+# One line per family: its module in this package, which exports ``DIALECT``.
+_FAMILIES = (
+    "gemma4",
+    "hermes",
+    "qwen3_coder",
+    "glm45",
+    "tools_tag",
+    "fenced_json",
+    "mistral",
+    "python_tag",
+    "bare_json",
+    "think",
 )
+
+
+def _load(family: str) -> Dialect:
+    record = importlib.import_module(f"{__name__}.{family}").DIALECT
+    if not isinstance(record, Dialect):
+        raise TypeError(f"{__name__}.{family}.DIALECT is not a Dialect record")
+    return record
+
+
+DIALECTS: tuple[Dialect, ...] = tuple(_load(family) for family in _FAMILIES)
 
 BY_ID: dict[str, Dialect] = {d.id: d for d in DIALECTS}
 
