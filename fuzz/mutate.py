@@ -18,7 +18,7 @@ from pathlib import Path
 from hypothesis import strategies as st
 
 from tcr.corpus import Recording, read_recording
-from tcr.detector.formats import MARKERS, OPENER_RE
+from tcr.detector.formats import AT_START_OPENERS, MARKERS, OPENER_RE
 from tcr.errors import TcrError
 from tcr.stream import decode
 
@@ -106,7 +106,7 @@ def _marker_spans(text: str) -> list[tuple[int, int]]:
 def _first_opener(text: str) -> int:
     """Where the first block opens by the dialect table: a marker, or bare JSON at the start."""
     first = len(text) - len(text.lstrip())
-    if text[first : first + 1] == "{":
+    if any(text.startswith(marker, first) for marker in AT_START_OPENERS):
         return first
     found = OPENER_RE.search(text)
     return len(text) if found is None else found.start()

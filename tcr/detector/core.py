@@ -17,6 +17,7 @@ from tcr.detector.block import CALL_KEYS, Block
 from tcr.detector.bodies import BodyError, parse_body, strip_markers
 from tcr.detector.events import Event, Reasoning, Rejected, Text, ToolCall
 from tcr.detector.formats import (
+    AT_START_OPENERS,
     BY_ID,
     DISTINCTIVE_OPENERS,
     HOLDBACK_BOUND,
@@ -36,9 +37,6 @@ DEFAULT_MAX_BLOCK = 1 << 20
 _OPENER_FIRSTS = frozenset(m[0] for m in DISTINCTIVE_OPENERS)
 _TRIGGER_RE = re.compile("[" + re.escape("".join(sorted(_OPENER_FIRSTS))) + "]")
 _NON_SPACE_RE = re.compile(r"\S")
-
-# Policy 3: markers that open a block only while all content so far is white space.
-_AT_START: tuple[str, ...] = tuple(m for m, group in SHARING.items() if not group[0].anywhere)
 
 
 def _prefix_regex(words: Iterable[str]) -> re.Pattern[str]:
@@ -185,7 +183,7 @@ class StreamDetector:
                 return ""
             self._at_start = False
             start = m.start()
-            for marker in _AT_START:  # policy 3: bare JSON opens only at message start
+            for marker in AT_START_OPENERS:  # policy 3: bare JSON opens only at message start
                 if s.startswith(marker, start):
                     self._emit(s[:start], out)
                     return self._open(marker, s, start, start + len(marker))

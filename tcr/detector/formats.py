@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from tcr.dialects import BY_ID, DIALECTS, Closing, Dialect
 
 __all__ = [
+    "AT_START_OPENERS",
     "BY_ID",
     "DISTINCTIVE_OPENERS",
     "FORMATS",
@@ -51,6 +52,8 @@ def _sharing() -> dict[str, tuple[Dialect, ...]]:
 
 SHARING: dict[str, tuple[Dialect, ...]] = _sharing()
 DISTINCTIVE_OPENERS: tuple[str, ...] = tuple(m for m, g in SHARING.items() if g[0].anywhere)
+# Policy 3: markers that open a block only while all content so far is white space.
+AT_START_OPENERS: tuple[str, ...] = tuple(m for m, g in SHARING.items() if not g[0].anywhere)
 MARKERS: tuple[str, ...] = tuple(sorted({m for d in DIALECTS for m in (*d.opens, *d.closes)}))
 
 # Policy 2: outside a block at most (longest opening marker - 1) characters are held.
