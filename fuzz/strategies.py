@@ -18,6 +18,7 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
+from tcr.detector.block import LEXER_TOKENS
 from tcr.detector.formats import MARKERS, OPENER_RE, alternation
 from tcr.dialects import BY_ID, DIALECTS, Closing
 from tcr.dialects._record import FENCE_DONE_RE
@@ -51,7 +52,7 @@ def message_bytes(max_parts: int) -> int:
 
 
 # Where chunk boundaries matter most: in and around every marker and lexer token.
-_TOKENS = tuple(sorted({*MARKERS, *(t for d in DIALECTS for t in d.tokens)}))
+_TOKENS = tuple(sorted({*MARKERS, *LEXER_TOKENS, *(t for d in DIALECTS for t in d.tokens)}))
 # Every occurrence, overlapping ones too: a lookahead matches at every position.
 _TOKEN_RE = re.compile(f"(?=({alternation(_TOKENS).pattern}))")
 

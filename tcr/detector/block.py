@@ -18,11 +18,14 @@ from collections.abc import Callable, Iterable
 from tcr.detector.formats import SHARING, Closing, alternation
 from tcr.dialects import BodyLexer, Dialect
 
-__all__ = ["CALL_KEYS", "RULES", "Block", "Tokens", "partial_at_end"]
+__all__ = ["CALL_KEYS", "LEXER_TOKENS", "RULES", "Block", "Tokens", "partial_at_end"]
 
 # A call object's top-level keys (every JSON call shape the body parsers accept).
 # Any other key at message start settles that the JSON is an answer (policy 8).
 CALL_KEYS = frozenset({"name", "arguments", "parameters", "type", "function", "id"})
+
+# The lexer's own tokens (besides markers and the dialects' body tokens) whose split matters.
+LEXER_TOKENS = ('\\"',)  # an escaped quote inside a JSON string
 
 
 class Tokens:

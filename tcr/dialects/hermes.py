@@ -113,6 +113,5 @@ DIALECT = Dialect(
     lexer_by_first=(("{[", BodyLexer.JSON),),
     owns=_owns,
     model_seeds=("qwen*", "hermes*"),
-    tokens=('\\"',),
     markup=(CLOSE, OPEN),
 )
