@@ -185,9 +185,8 @@ class RegressionCase:
     """A realistic message in the dialect, pinned as a bundled regression recording.
 
     ``model`` names the backend that wrote it (``tcr.corpora`` knows how each one
-    frames and splits its stream); the dialect's special tokens arrive whole.
-    ``expect`` is what a correct detector makes of ``text``: what the user is
-    shown, the calls and the reasoning.
+    frames its stream and which tokens its tokenizer keeps whole). ``shown``,
+    ``calls`` and ``reasoning`` are what a correct detector makes of ``text``.
     """
 
     file: str
