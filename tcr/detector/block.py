@@ -1,9 +1,11 @@
 """Inside a block: the lexer that finds where a block ends (DESIGN §5, policies 4 and 8).
 
 The printing side (``tcr.detector.core``) hands every character of an open
-block to ``Block.scan``. The lexer skips JSON (or Gemma ``<|"|>``) strings, so a
-closing marker or brace inside a string never ends the block, and carries a
-token split across chunks to the next chunk instead of judging it half-seen.
+block to ``Block.scan``. The lexer skips JSON strings (or strings of the
+dialect's own quote token, Gemma's ``<|"|>``), so a closing marker or brace
+inside a string never ends the block, and carries a token split across chunks
+to the next chunk instead of judging it half-seen. How a body is read (which
+lexer, which quote, whether keys are watched) is data of the dialect record.
 Each character is looked at a constant number of times: closing is O(1)
 amortised per character, never a re-join of the block.
 """
@@ -69,7 +71,8 @@ class Rules:
         self.quote = quote
         self.brace = Tokens(("{",))
         self.balanced = Tokens(('"', "{", "}", "[", "]"))
-        self.call_shape = Tokens(('"', "{", "}", "[", "]", ":", ","))  # bare_json at depth 1
+        # Message-start JSON (an answer_like dialect) at depth 1: keys are watched.
+        self.call_shape = Tokens(('"', "{", "}", "[", "]", ":", ","))
         self.key_start = Tokens((), extra=r"\S")
 
 
