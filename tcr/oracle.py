@@ -16,7 +16,6 @@ Warm equals cold judges a detector factory, not a trace: it lives in
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
@@ -32,7 +31,7 @@ from tcr._verdict import (
     violation,
 )
 from tcr.detector.events import Event, Reasoning, Rejected, Text, ToolCall
-from tcr.detector.formats import DISTINCTIVE_OPENERS, HOLDBACK_BOUND
+from tcr.detector.formats import HOLDBACK_BOUND, OPENER_RE
 from tcr.errors import TcrError
 from tcr.trace import Placed, Trace, merge_placed, place_events
 from tcr.warm_cold import check_warm_cold, warm_cold_verdict
@@ -67,7 +66,7 @@ CHECKS: tuple[str, ...] = (
 # warm_cold judges a detector factory, not a trace: see check_warm_cold().
 TRACE_CHECKS: tuple[str, ...] = tuple(c for c in CHECKS if c != "warm_cold")
 
-_LEAK = re.compile("|".join(re.escape(m) for m in sorted(DISTINCTIVE_OPENERS, key=len)[::-1]))
+_LEAK = OPENER_RE  # a complete distinctive opening marker
 
 
 def merge_text(events: Iterable[Event]) -> list[Event]:
