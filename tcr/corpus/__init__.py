@@ -25,7 +25,7 @@ Modules, all private; the public API is re-exported here:
 
 from __future__ import annotations
 
-from tcr.corpus._model import FORMAT_VERSION, KINDS, ORIGINS, Frame, Recording
+from tcr.corpus._model import FORMAT_VERSION, KINDS, MAX_NESTING, ORIGINS, Frame, Recording
 from tcr.corpus._msgpack import MAX_BLOB, MAX_ITEMS
 from tcr.corpus._reader import RecordingReader, iter_recordings, read_recording
 from tcr.corpus._writer import RecordingWriter, new_header, write_expectation, write_recording
@@ -35,6 +35,7 @@ __all__ = [
     "KINDS",
     "MAX_BLOB",
     "MAX_ITEMS",
+    "MAX_NESTING",
     "ORIGINS",
     "Frame",
     "Recording",
