@@ -40,4 +40,5 @@ def clean_or_one_line_error(run: Callable[[], T]) -> T | TcrError:
     except TcrError as error:
         message = str(error)
         assert message and "\n" not in message and "\r" not in message, repr(message)
+        message.encode("utf-8")  # printable: no lone surrogate
         return error
