@@ -17,6 +17,7 @@ __all__ = [
     "FORMAT_VERSION",
     "KINDS",
     "MAX_NESTING",
+    "MAX_T_NS",
     "NO_TRAILER",
     "ORIGINS",
     "Frame",
@@ -28,6 +29,7 @@ __all__ = [
     "check_expect",
     "check_frame",
     "check_header",
+    "nests_too_deep",
     "type_name",
 ]
 
@@ -42,6 +44,8 @@ NO_TRAILER: Final = "interrupted: no trailer"
 #: shallow enough that code walking a recording recursively (``show``'s JSON,
 #: a pretty-printer) stays well inside Python's recursion limit.
 MAX_NESTING: Final = 100
+
+MAX_T_NS: Final = 2**64 - 1  # a frame's time: msgpack's largest integer
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,8 +117,9 @@ def _sorted_keys(obj: dict[Any, Any]) -> list[Any]:
     return sorted(obj, key=lambda key: (type(key).__name__, key))
 
 
-def check_nesting(value: object, what: str) -> None:
-    """Refuse ``value`` if it nests deeper than ``MAX_NESTING`` (without recursing)."""
+def nests_too_deep(value: object) -> bool:
+    """Whether ``value`` nests deeper than ``MAX_NESTING`` (found without recursing,
+    so a hostile value cannot exhaust the stack)."""
     pending: list[tuple[object, int]] = [(value, 0)]
     while pending:
         item, depth = pending.pop()
@@ -125,8 +130,14 @@ def check_nesting(value: object, what: str) -> None:
         else:
             continue
         if depth == MAX_NESTING:
-            raise Invalid(f"{what} nests deeper than {MAX_NESTING} levels")
+            return True
         pending.extend((child, depth + 1) for child in children)
+    return False
+
+
+def check_nesting(value: object, what: str) -> None:
+    if nests_too_deep(value):
+        raise Invalid(f"{what} nests deeper than {MAX_NESTING} levels")
 
 
 def check_header(header: object) -> dict[str, Any]:
@@ -165,7 +176,7 @@ def check_frame(obj: list[Any], kind: str, index: int) -> Frame:
         raise Invalid(f"frame {index} is not [t_ns, data(, meta)]: it has {len(obj)} items")
     t_ns, data = obj[0], obj[1]
     meta = obj[2] if len(obj) == 3 else None
-    if not _is_int(t_ns) or t_ns < 0:
+    if not _is_int(t_ns) or not 0 <= t_ns <= MAX_T_NS:
         raise Invalid(f"frame {index} is not [t_ns, data(, meta)]: t_ns is {t_ns!r}")
     wanted, wanted_name = (str, "str") if kind == "chunks" else (bytes, "bin (bytes)")
     if not isinstance(data, wanted):

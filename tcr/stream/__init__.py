@@ -22,7 +22,14 @@ from tcr.stream.decode import (
     decode_bytes,
     decode_chunks,
 )
-from tcr.stream.deltas import CallAssembler, Delta, NativeCall, ToolCallFragment
+from tcr.stream.deltas import (
+    CallAssembler,
+    Delta,
+    NativeCall,
+    SurrogateJoiner,
+    ToolCallFragment,
+    scrub_surrogates,
+)
 from tcr.stream.ndjson import NDJSONDecoder, NDJSONLine
 from tcr.stream.payloads import detect_framing
 from tcr.stream.sse import SSEDecoder, SSEEvent
@@ -40,9 +47,11 @@ __all__ = [
     "SSEDecoder",
     "SSEEvent",
     "StreamDecoder",
+    "SurrogateJoiner",
     "ToolCallFragment",
     "decode",
     "decode_bytes",
     "decode_chunks",
     "detect_framing",
+    "scrub_surrogates",
 ]
