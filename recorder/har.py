@@ -157,7 +157,8 @@ def har_streams(har: Mapping[str, Any], where: str) -> Iterator[HarStream]:
         content = _map(response.get("content", {}), f"{at}: 'response.content'")
         headers = _pairs(response.get("headers"))
         content_type = next((v for k, v in headers if k.lower() == "content-type"), None)
-        content_type = content_type or content.get("mimeType") or None
+        mime_type = content.get("mimeType")
+        content_type = content_type or (mime_type if isinstance(mime_type, str) else None) or None
         body = _body(content, at)
         if not body or not (is_stream_type(content_type) or sniff(body) == "sse"):
             continue

@@ -85,6 +85,15 @@ def test_hostile_capture_is_one_line_and_exit_2(tmp_path: Path, name: str) -> No
     assert re.search(message, result.stderr), result.stderr
 
 
+def test_a_har_mime_type_that_is_not_a_string_is_ignored(tmp_path: Path) -> None:
+    document = json.loads(har())
+    response = document["log"]["entries"][0]["response"]
+    response["headers"], response["content"]["mimeType"] = None, 1
+    (tmp_path / "mime.har").write_text(json.dumps(document))
+    [imported] = import_file(tmp_path / "mime.har")
+    assert decode(read_recording(imported.path)).text == "hi"
+
+
 def test_a_surrogate_pair_split_between_two_chunks_is_rejoined(tmp_path: Path) -> None:
     lines = ['{"chunk":"hi \\ud83d"}', '{"chunk":"\\ude00!"}', '{"chunk":"\\udc00"}']
     (tmp_path / "emoji.jsonl").write_text("\n".join(lines) + "\n")
