@@ -10,6 +10,7 @@ sends each call whole. :class:`CallAssembler` turns either into complete
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Final
 
@@ -27,6 +28,10 @@ _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 _HIGH_SURROGATES: Final = ("\ud800", "\udbff")
 
 
+def _has_surrogate(text: str) -> bool:
+    return not text.isascii() and _SURROGATE.search(text) is not None  # isascii: fast
+
+
 def scrub_surrogates(text: str) -> str:
     """``text`` with each surrogate pair joined into its character and each lone
     surrogate as U+FFFD.
@@ -35,7 +40,7 @@ def scrub_surrogates(text: str) -> str:
     cannot be encoded (printed, written as UTF-8 or msgpack), so none may leave
     the decoder.
     """
-    if _SURROGATE.search(text) is None:
+    if not _has_surrogate(text):
         return text
     return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
@@ -162,7 +167,10 @@ def _scrub_optional(text: str | None) -> str | None:
 def printable_delta(delta: Delta, *, content: str | None, reasoning: str | None) -> Delta:
     """``delta`` with ``content`` and ``reasoning`` (their pairs already rejoined by
     a :class:`SurrogateJoiner`) and lone surrogates elsewhere as U+FFFD."""
-    cleaned = replace(
+    unchanged = content == delta.content and reasoning == delta.reasoning
+    if unchanged and not any(map(_has_surrogate, _other_texts(delta))):
+        return delta  # the usual case, kept cheap: replay decodes every delta
+    return replace(
         delta,
         role=_scrub_optional(delta.role),
         content=content,
@@ -179,4 +187,10 @@ def printable_delta(delta: Delta, *, content: str | None, reasoning: str | None)
         finish_reason=_scrub_optional(delta.finish_reason),
         error=_scrub_optional(delta.error),
     )
-    return delta if cleaned == delta else cleaned
+
+
+def _other_texts(delta: Delta) -> Iterator[str]:
+    """Every string of ``delta`` but its content and reasoning."""
+    yield from (text for text in (delta.role, delta.finish_reason, delta.error) if text)
+    for fragment in delta.tool_calls:
+        yield from (text for text in (fragment.id, fragment.name, fragment.arguments) if text)
