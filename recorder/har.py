@@ -71,7 +71,7 @@ def _body(content: Mapping[str, Any], where: str) -> bytes | None:
             raise RecordError(f"{where}: content.text is not valid base64") from None
     try:
         return text.encode("utf-8")
-    except UnicodeEncodeError as exc:  # JSON's \\uXXXX can spell half a pair
+    except UnicodeEncodeError as exc:  # a JSON \uXXXX escape can spell half a pair
         raise RecordError(
             f"{where}: response.content.text holds a lone surrogate "
             f"(U+{ord(text[exc.start]):04X}) at character {exc.start}"
