@@ -25,8 +25,9 @@ from tcr.detector.stdio import (
     event_from_json,
     event_to_json,
 )
+from tcr.errors import EXIT_ERROR
 from tcr.rechunk import parse_strategy
-from tcr.replay import EXIT_ERROR, run
+from tcr.replay import run
 from tcr.stream import decode
 from tcr.trace import run_trace
 
