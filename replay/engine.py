@@ -260,9 +260,9 @@ class Replay:
         started = time.perf_counter()
         kind = self.recording.kind
         if kind == "chunks":
-            outcome.skipped["transport"] = "an engine chunks recording has no transport bytes"
+            outcome.skipped[Check.TRANSPORT] = "an engine chunks recording has no transport bytes"
             return
-        outcome.checks = ("transport",)
+        outcome.checks = (Check.TRANSPORT,)
         body = b"".join(f.data for f in self.recording.frames if isinstance(f.data, bytes))
         want = _decoded_fields(self.decoded)
         plan = self.plan

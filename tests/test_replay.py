@@ -147,7 +147,9 @@ def test_factory_that_raises_is_reported_per_recording_and_the_run_goes_on(corpu
     report = run([corpus], detector="crashing_detectors:factory_raises", runs=2)
     assert report.exit_code == EXIT_ERROR
     assert len(report.errors) == 3
-    message = "detector factory crashing_detectors:factory_raises raised RuntimeError: cannot connect"
+    message = (
+        "detector factory crashing_detectors:factory_raises raised RuntimeError: cannot connect"
+    )
     assert all(e.message.startswith(message) for e in report.errors)
 
 
