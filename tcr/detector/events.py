@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol, TypeAlias, runtime_checkable
 
-__all__ = ["Detector", "Event", "Reasoning", "Rejected", "Text", "ToolCall", "raw_of"]
+__all__ = ["Detector", "Event", "Reasoning", "Rejected", "Text", "ToolCall"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,11 +62,6 @@ class Rejected:
 
 
 Event: TypeAlias = Text | ToolCall | Reasoning | Rejected
-
-
-def raw_of(event: Event) -> str | None:
-    """The input span an event consumed, or ``None`` when the detector cannot say."""
-    return event.raw
 
 
 @runtime_checkable
