@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from tcr._verdict import (
@@ -36,7 +36,7 @@ from tcr._verdict import (
     first_difference,
     violation,
 )
-from tcr.detector.events import Event, Reasoning, Rejected, Text, ToolCall
+from tcr.detector.events import Reasoning, Rejected, Text, ToolCall, merge_text
 from tcr.detector.formats import DISTINCTIVE_OPENERS, HOLDBACK_BOUND
 from tcr.errors import TcrError
 from tcr.expectation import Expectation, ExpectedCall
@@ -64,11 +64,6 @@ __all__ = [
 ]
 
 _LEAK = re.compile("|".join(re.escape(m) for m in sorted(DISTINCTIVE_OPENERS, key=len)[::-1]))
-
-
-def merge_text(events: Iterable[Event]) -> list[Event]:
-    """The events with adjacent ``Text`` merged and empty ``Text`` dropped."""
-    return [p.event for p in merge_placed(Placed(e, None, 0, 0) for e in events)]
 
 
 # --- conservation ---------------------------------------------------------------
