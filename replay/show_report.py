@@ -7,12 +7,11 @@ they report what ``tcr show`` printed: the checks of one chunking of one recordi
 from __future__ import annotations
 
 import shlex
-import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-from tcr import sarif
-from tcr._report_files import write_junit_xml, write_sarif_log
+from tcr import junit, sarif
+from tcr._report_files import write_sarif_log
 from tcr.oracle import CHECKS
 
 from .show_summary import ShowSummary
@@ -95,46 +94,37 @@ def write_junit(summary: ShowSummary, path: str | Path) -> None:
     A body that does not decode is one errored test case: no check ran.
     """
     recording = summary.path
-    cases: list[ET.Element] = []
     verdict = summary.verdict
+    cases: list[junit.Case] = []
     if summary.decode_error is not None or verdict is None:
-        case = ET.Element("testcase", classname=recording, name="decode")
-        ET.SubElement(case, "error", message=str(summary.decode_error), type="input")
-        cases.append(case)
+        error = str(summary.decode_error)
+        cases.append(
+            junit.Case(
+                recording, "decode", outcome=junit.Outcome.ERROR, message=error, kind="input"
+            )
+        )
     else:
         for check in CHECKS:
             found = [v for v in verdict.violations if v.check == check]
-            if check not in verdict.ran and not found:
-                if check in verdict.skipped:
-                    case = ET.Element("testcase", classname=recording, name=check)
-                    ET.SubElement(case, "skipped", message=verdict.skipped[check])
-                    cases.append(case)
-                continue
-            case = ET.Element("testcase", classname=recording, name=check)
             if found:
-                tag = "error" if check.is_error else "failure"
-                first = found[0]
-                element = ET.SubElement(case, tag, message=f"{check}: {first.message}", type=check)
-                element.text = "\n".join(str(v) for v in found)
-            cases.append(case)
-
-    def count(tag: str) -> str:
-        return str(sum(1 for case in cases if case.find(tag) is not None))
-
-    suite = ET.Element(
-        "testsuite",
-        name="tcr show",
-        tests=str(len(cases)),
-        failures=count("failure"),
-        errors=count("error"),
-        skipped=count("skipped"),
-    )
-    if summary.content is not None and summary.detector is not None:
-        properties = ET.SubElement(suite, "properties")  # a body that does not decode: none
-        ET.SubElement(properties, "property", name="rechunk", value=summary.content["label"])
-        ET.SubElement(properties, "property", name="detector", value=summary.detector["spec"])
-    suite.extend(cases)
-    root = ET.Element("testsuites")
-    root.append(suite)
-    ET.indent(root)
-    write_junit_xml(path, root)
+                cases.append(
+                    junit.Case(
+                        recording,
+                        check,
+                        outcome=junit.Outcome.ERROR if check.is_error else junit.Outcome.FAILURE,
+                        message=f"{check}: {found[0].message}",
+                        kind=check,
+                        text="\n".join(str(v) for v in found),
+                    )
+                )
+            elif check in verdict.ran:
+                cases.append(junit.Case(recording, check))
+            elif check in verdict.skipped:
+                why = verdict.skipped[check]
+                cases.append(
+                    junit.Case(recording, check, outcome=junit.Outcome.SKIPPED, message=why)
+                )
+    properties = []
+    if summary.content is not None and summary.detector is not None:  # a body that decodes
+        properties = [("rechunk", summary.content["label"]), ("detector", summary.detector["spec"])]
+    junit.write_suite(path, "tcr show", cases, properties=properties)
