@@ -48,14 +48,16 @@ class CaseChecker:
         """Every violation of every oracle, in the order of ``tcr.oracle.CHECKS``."""
         text = case.text
         expectation = None if case.truth is None else case.truth.expectation()
-        judge = Judge(self.factory, text, tools=case.tools, expectation=expectation)
+        judge = Judge(
+            self.factory, text, tools=case.tools, expectation=expectation, checks=TRACE_CHECKS
+        )
         try:
             whole = judge.whole
             # One chunk is the whole run: judged against itself, it is run once.
             trace = whole if len(case.chunks) <= 1 else judge.trace(case.chunks)
-            verdict = judge.judge_trace(trace, checks=TRACE_CHECKS)
+            verdict = judge.judge_trace(trace)
             found = list(verdict.violations)
-            if trace.crash is None and _samples_warm_cold(text):
+            if trace.crash is None and _samples_warm_cold(text):  # not in TRACE_CHECKS
                 found += judge.warm_cold([text] if text else []).violations
         except FactoryError as error:
             raise FactoryFailed(str(error)) from error
