@@ -14,6 +14,7 @@ from rich.table import Table
 
 from tcr import junit, sarif
 from tcr._report_files import write_sarif_log
+from tcr.oracle import Check
 
 from .model import Failure, Outcome, Report
 
@@ -139,11 +140,11 @@ def sarif_results(report: Report) -> list[sarif.Result]:
         if outcome.error:
             results.append(
                 sarif.Result(
-                    "crash",
+                    Check.CRASH,
                     f"the detector could not be run on {outcome.path} under {outcome.strategy}: "
                     f"{outcome.error}",
                     outcome.path,
-                    ("replay", outcome.recording, "crash", outcome.strategy),
+                    ("replay", outcome.recording, Check.CRASH, outcome.strategy),
                     properties={"recording": outcome.recording, "strategy": outcome.strategy},
                 )
             )

@@ -41,7 +41,7 @@ def warm_cold_verdict(
     fresh = make_detector(factory, tools)
     cold = run_trace(fresh, chunks, states=False)
     if cold.crash is not None:
-        return Verdict((), (), {"warm_cold": "a fresh detector crashed (see the crash check)"})
+        return Verdict((), (), {Check.WARM_COLD: "a fresh detector crashed (see the crash check)"})
     reference = merge_placed(place_events(cold))
     found: list[Violation] = []
     skipped: dict[str, str] = {}
@@ -65,7 +65,7 @@ def warm_cold_verdict(
 
     if len(skipped) == 2:
         reasons = "; ".join(f"{key.split('.')[1]}: {why}" for key, why in skipped.items())
-        return Verdict((), (), {"warm_cold": reasons})
+        return Verdict((), (), {Check.WARM_COLD: reasons})
     return Verdict(tuple(found), (Check.WARM_COLD,), skipped)
 
 
