@@ -3,7 +3,7 @@
     python benchmarks/bench_stdio.py [--quick]
 
 The reference ``StreamDetector`` runs in-process and behind
-``python -m tcr.detector.stdio``, over a realistic ~100 KB message (prose
+``python -m tcr.stdio``, over a realistic ~100 KB message (prose
 with tool calls and reasoning) cut into 4-character chunks, each driven the
 way a replay drives it: ``run_trace(detector, chunks, states=False)``, which
 takes the process detector's pipelined ``feed_many``.
@@ -28,10 +28,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from _results import write_section
 
-from tcr.detector._pipe import Pipe
 from tcr.detector.core import StreamDetector
 from tcr.detector.events import Detector
-from tcr.detector.stdio import command_factory
+from tcr.stdio import command_factory
+from tcr.stdio._pipe import Pipe
 from tcr.trace import run_trace
 
 TARGET_US = 30.0
@@ -101,9 +101,7 @@ def main() -> None:
     text = message(20_000 if args.quick else 100_000)
     chunks = [text[i : i + 4] for i in range(0, len(text), 4)]
     repeats = 2 if args.quick else 5
-    cmd = shlex.join(
-        [sys.executable, "-m", "tcr.detector.stdio", "tcr.detector.core:StreamDetector"]
-    )
+    cmd = shlex.join([sys.executable, "-m", "tcr.stdio", "tcr.detector.core:StreamDetector"])
     local = per_chunk(StreamDetector, replayed, chunks, repeats)
     local_stepped = per_chunk(StreamDetector, stepped, chunks, repeats)
     with command_factory(cmd) as factory:
@@ -125,12 +123,12 @@ def main() -> None:
         "pipelined `feed_many`):\n\n"
         "| detector | µs per chunk, best | median |\n|---|---|---|\n"
         + row("in-process `StreamDetector`", local)
-        + row("same behind `python -m tcr.detector.stdio`", remote)
+        + row("same behind `python -m tcr.stdio`", remote)
         + f"| **added by the protocol** | **{added:.2f}** | |\n\n"
         "For context, one `feed` at a time, each answer awaited (`tcr show`, the TUI):\n\n"
         "| detector | µs per chunk, best | median |\n|---|---|---|\n"
         + row("in-process `StreamDetector`", local_stepped)
-        + row("same behind `python -m tcr.detector.stdio`", remote_stepped)
+        + row("same behind `python -m tcr.stdio`", remote_stepped)
         + f"| added | {added_stepped:.2f} | |\n"
         f"| floor: a pipe round trip to a process that only echoes | {floor:.2f} | |\n\n"
         f"Target: at most {TARGET_US:g} µs added per chunk (best against best): {verdict} "

@@ -29,6 +29,8 @@ from datetime import UTC, datetime, timedelta
 from enum import Enum
 from typing import Any
 
+from tcr.stream.encode import SSE_DONE, ChunkOrder, chat_chunk, compact_json, sse_event
+
 __all__ = [
     "CREATED",
     "TOOL_SCHEMAS",
@@ -261,15 +263,6 @@ _NDJSON_RESPONSE: dict[str, Any] = {
 }
 
 
-def _nlohmann(obj: object) -> str:
-    """JSON as llama-server's nlohmann::json dumps it: compact, UTF-8 unescaped."""
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
-
-
-def _event(obj: object) -> bytes:
-    return f"data: {_nlohmann(obj)}\n\n".encode()
-
-
 def _timings(prompt_n: int, predicted_n: int, predicted_ms: float) -> dict[str, Any]:
     prompt_ms = round(prompt_n * 0.41, 3)
     predicted_n = max(predicted_n, 1)
@@ -297,21 +290,21 @@ def _sse_chat_frames(
     base = int(CREATED.timestamp())
 
     def chunk(t_ns: int, delta: dict[str, Any], reason: str | None) -> dict[str, Any]:
-        # Key order as llama-server writes it (nlohmann::ordered_json).
-        return {
-            "choices": [{"finish_reason": reason, "index": 0, "delta": delta}],
-            "created": base + t_ns // 1_000_000_000,
-            "id": ident,
-            "model": backend.model,
-            "system_fingerprint": _LLAMA_SERVER_BUILD,
-            "object": "chat.completion.chunk",
-        }
+        return chat_chunk(
+            delta,
+            reason,
+            chunk_id=ident,
+            model=backend.model,
+            created=base + t_ns // 1_000_000_000,
+            system_fingerprint=_LLAMA_SERVER_BUILD,
+            order=ChunkOrder.LLAMA_SERVER,
+        )
 
     frames: list[tuple[int, bytes | str]] = []
     for index, (t_ns, text) in enumerate(zip(times, chunks, strict=True)):
-        data = _event(chunk(t_ns, {"content": text}, None))
+        data = sse_event(chunk(t_ns, {"content": text}, None))
         if index == 0:  # the role-only chunk goes out in the same write as the first token
-            data = _event(chunk(t_ns, {"role": "assistant", "content": None}, None)) + data
+            data = sse_event(chunk(t_ns, {"role": "assistant", "content": None}, None)) + data
         frames.append((t_ns, data))
     end = (times[-1] if times else 0) + rng.randint(300_000, 2_000_000)
     final = chunk(end, {}, finish)
@@ -322,7 +315,7 @@ def _sse_chat_frames(
     }
     decode_ms = (end - (times[0] if times else end)) / 1_000_000
     final["timings"] = _timings(prompt_tokens, len(chunks), decode_ms)
-    frames.append((end, _event(final) + b"data: [DONE]\n\n"))
+    frames.append((end, sse_event(final) + SSE_DONE))
     return frames
 
 
@@ -344,7 +337,7 @@ def _completion_frames(
             "tokens_predicted": index + 1,
             "tokens_evaluated": prompt_tokens,
         }
-        frames.append((t_ns, _event(partial)))
+        frames.append((t_ns, sse_event(partial)))
     end = (times[-1] if times else 0) + 1_200_000
     final = {
         "index": 0,
@@ -362,7 +355,7 @@ def _completion_frames(
         "tokens_cached": prompt_tokens + len(chunks),
         "timings": _timings(prompt_tokens, len(chunks), (end - times[0]) / 1_000_000),
     }
-    frames.append((end, _event(final)))
+    frames.append((end, sse_event(final)))
     return frames
 
 
@@ -372,8 +365,7 @@ _GO_ESCAPE_RE = re.compile("[<>&\u2028\u2029]")
 
 def _go_json(obj: object) -> str:
     """JSON as Go's ``encoding/json`` writes it: compact, with HTML characters escaped."""
-    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
-    return _GO_ESCAPE_RE.sub(lambda m: _GO_ESCAPES.get(m.group(), "\\u2029"), text)
+    return _GO_ESCAPE_RE.sub(lambda m: _GO_ESCAPES.get(m.group(), "\\u2029"), compact_json(obj))
 
 
 def _rfc3339_nano(t_ns: int) -> str:

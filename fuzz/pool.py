@@ -15,7 +15,7 @@ from concurrent.futures import FIRST_EXCEPTION, wait
 from multiprocessing.context import BaseContext
 from typing import Any, TypeVar
 
-from tcr._pool import pool_context, process_pool
+from tcr._runtime.pool import pool_context, process_pool
 
 __all__ = ["Shared", "run_workers", "shared"]
 

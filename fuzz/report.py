@@ -10,8 +10,9 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from tcr import junit, sarif
-from tcr._report_files import write_sarif_log
+from tcr import sarif
+from tcr._runtime import junit
+from tcr._runtime.report_files import write_sarif_log
 
 from .model import Finding, FuzzReport
 from .truth import Truth

@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
-from tcr._pool import pickled_for_workers
+from tcr._runtime.pool import pickled_for_workers
 from tcr.detector.loader import REFERENCE, DetectorSpec, Factory, resolve_detector
 from tcr.errors import TcrError
 from tcr.minimize import minimize_splits

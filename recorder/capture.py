@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,6 +22,7 @@ from typing import Any, Final
 from uuid import uuid4
 
 from tcr.corpus import RecordingWriter, new_header
+from tcr.recorder.errors import RecordError
 from tcr.recorder.framing import detect_kind, is_stream_type, media_type, sniff
 from tcr.recorder.redact import redact_body, redact_headers, redact_url
 from tcr.recorder.request import tool_names
@@ -34,6 +35,7 @@ __all__ = [
     "interrupted",
     "new_recording_path",
     "one_line",
+    "recording_paths",
     "timed_out",
 ]
 
@@ -73,6 +75,22 @@ def new_recording_path(out: str | Path, ident: str | None = None) -> Path:
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
         return path / f"{stamp}-{(ident or uuid4().hex)[:12]}.msgpack"
     return path
+
+
+def recording_paths(out: str | Path, count: int) -> Callable[[int], Path]:
+    """The path of recording ``index`` of ``count``: ``out`` if it is a ``.msgpack`` file
+    (numbered ``-001``, ``-002``… when there are several), else a new time-stamped
+    file in the directory ``out``, made now if need be."""
+    path = Path(out)
+    if path.suffix == ".msgpack" and not path.is_dir():
+        if count == 1:
+            return lambda index: path
+        return lambda index: path.with_name(f"{path.stem}-{index + 1:03d}{path.suffix}")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise RecordError(f"--out {out}: cannot create the directory: {exc.strerror}") from None
+    return lambda index: new_recording_path(path)
 
 
 def interrupted(exc: BaseException) -> str:

@@ -26,7 +26,7 @@ from aiohttp import web
 from multidict import CIMultiDict, CIMultiDictProxy
 from yarl import URL
 
-from tcr._background import AsyncService, in_background
+from tcr._runtime.background import AsyncService, in_background
 from tcr.recorder.body import BodyReader
 from tcr.recorder.capture import (
     Capture,

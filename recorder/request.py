@@ -14,6 +14,7 @@ Three APIs, told apart by the URL path (``--api`` overrides):
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Final
@@ -29,6 +30,7 @@ __all__ = [
     "load_json_file",
     "load_tools",
     "parse_param",
+    "request_headers",
     "tool_names",
     "with_params",
 ]
@@ -154,3 +156,20 @@ def build_request(
     if model is not None:
         body = {"model": model, **body}
     return with_params(body, params)
+
+
+def request_headers(values: Iterable[str], api_key_env: str | None = None) -> dict[str, str]:
+    """Headers from ``NAME:VALUE`` strings, and ``Authorization: Bearer`` with the key
+    in the environment variable ``api_key_env`` (redaction keeps it off the disk)."""
+    headers: dict[str, str] = {}
+    for value in values:
+        name, sep, text = value.partition(":")
+        if not sep or not name.strip():
+            raise RecordError(f"--header {value!r}: expected NAME:VALUE")
+        headers[name.strip()] = text.strip()
+    if api_key_env is not None:
+        key = os.environ.get(api_key_env)
+        if not key:
+            raise RecordError(f"--api-key-env {api_key_env}: the variable is not set")
+        headers["Authorization"] = f"Bearer {key}"
+    return headers

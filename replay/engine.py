@@ -239,7 +239,7 @@ class Replay:
         imports = "from tcr.replay import check_chunks\n"
         if command:
             detector = f", detector=command_factory({command!r})"
-            imports = "from tcr.detector.stdio import command_factory\n" + imports
+            imports = "from tcr.stdio import command_factory\n" + imports
         tools = "" if self.tools is None else f", tools={list(self.tools)!r}"
         expect = ""
         if check is Check.EXPECTED and self.expect is not None:

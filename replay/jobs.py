@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
 
-from tcr._pool import pickled_for_workers, pool_context, process_pool
-from tcr.detector.stdio import CommandFactory
+from tcr._runtime.pool import pickled_for_workers, pool_context, process_pool
 from tcr.oracle import CHECKS, Violation
 from tcr.rechunk import Chunking, Strategy
+from tcr.stdio import CommandFactory
 
 from .engine import Found, Plan, Replay, load
 from .model import Failure, InputError, Outcome, Report, display_path

@@ -21,7 +21,6 @@ the last write.
 
 from __future__ import annotations
 
-import json
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -32,6 +31,7 @@ from tcr.corpus import Recording
 from tcr.errors import DecodeError, TcrError
 from tcr.rechunk import Chunking, Strategy
 from tcr.stream import Delta, StreamDecoder
+from tcr.stream.encode import SSE_DONE, chat_chunk, compact_json, completion_chunk, sse_event
 
 __all__ = ["ENDPOINTS", "Playback", "Write", "playback"]
 
@@ -39,7 +39,6 @@ __all__ = ["ENDPOINTS", "Playback", "Write", "playback"]
 ENDPOINTS = {"chat": "openai", "completion": "llamacpp"}
 
 _CONTENT_TYPES = {"sse": "text/event-stream", "ndjson": "application/x-ndjson"}
-_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,24 +270,24 @@ def _pieces(run: Sequence[_Text], start: int, cuts: Sequence[int]) -> Iterator[_
 
 
 def _encoded(items: Sequence[_Text | _Mark], endpoint: str, model: str) -> Iterator[Write]:
-    encode = _chat_delta if endpoint == "chat" else _completion_delta
+    event = _chat_event if endpoint == "chat" else _completion_event
     stopped = False
     for item in items:
         if isinstance(item, _Mark) and item.what == "error":
-            payload: str | None = _encode({"error": {"message": item.value}})
+            data: bytes | None = sse_event({"error": {"message": item.value}})
         elif (
             endpoint == "completion" and isinstance(item, _Mark) and item.what in ("finish", "done")
         ):
             # llama.cpp ends a stream with one "stop": true chunk, and no [DONE].
-            payload = None if stopped else encode(item, model)
+            data = None if stopped else event(item, model)
             stopped = True
         else:
-            payload = encode(item, model)
-        if payload is not None:
-            yield Write(item.t_ns, f"data: {payload}\n\n".encode())
+            data = event(item, model)
+        if data is not None:
+            yield Write(item.t_ns, data)
 
 
-def _chat_delta(item: _Text | _Mark, model: str) -> str | None:
+def _chat_event(item: _Text | _Mark, model: str) -> bytes:
     delta: dict[str, Any] = {}
     finish = None
     if isinstance(item, _Text):
@@ -308,24 +307,17 @@ def _chat_delta(item: _Text | _Mark, model: str) -> str | None:
     elif item.what == "finish":
         finish = item.value
     elif item.what == "done":
-        return "[DONE]"
-    chunk = {
-        "id": "chatcmpl-tcr",
-        "object": "chat.completion.chunk",
-        "created": 0,
-        "model": model,
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-    }
-    return _encode(chunk)
+        return SSE_DONE
+    return sse_event(chat_chunk(delta, finish, chunk_id="chatcmpl-tcr", model=model, created=0))
 
 
-def _completion_delta(item: _Text | _Mark, model: str) -> str | None:
+def _completion_event(item: _Text | _Mark, model: str) -> bytes | None:
     if isinstance(item, _Text):
         # /completion has no reasoning or tool-call fields: only the content goes.
-        return _encode({"content": item.text, "stop": False}) if item.channel == "content" else None
+        return sse_event(completion_chunk(item.text)) if item.channel == "content" else None
     if item.what in ("finish", "done"):
         stop_type = item.value if item.what == "finish" else "eos"
-        return _encode({"content": "", "stop": True, "stop_type": stop_type, "model": model})
+        return sse_event(completion_chunk("", stop=True, stop_type=stop_type, model=model))
     return None
 
 
@@ -337,7 +329,7 @@ def _whole(recording: Recording, endpoint: str, timed: Sequence[tuple[int, Delta
     t_ns = timed[-1][0] if timed else 0
     if said.errors:
         body: dict[str, Any] = {"error": {"message": said.errors[0]}}
-        return Playback(500, "application/json", (Write(t_ns, _encode(body).encode()),))
+        return Playback(500, "application/json", (Write(t_ns, compact_json(body).encode()),))
     if endpoint == "completion":
         body = {"content": said.content, "stop": True, "stop_type": said.finish or "eos"}
     else:
@@ -353,7 +345,7 @@ def _whole(recording: Recording, endpoint: str, timed: Sequence[tuple[int, Delta
             "model": recording.id,
             "choices": [{"index": 0, "message": message, "finish_reason": said.finish or "stop"}],
         }
-    return Playback(200, "application/json", (Write(t_ns, _encode(body).encode()),))
+    return Playback(200, "application/json", (Write(t_ns, compact_json(body).encode()),))
 
 
 class _Message:

@@ -12,8 +12,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from tcr import junit, sarif
-from tcr._report_files import write_sarif_log
+from tcr import sarif
+from tcr._runtime import junit
+from tcr._runtime.report_files import write_sarif_log
 from tcr.oracle import Check
 
 from .model import Failure, Outcome, Report

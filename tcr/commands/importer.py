@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 from rich.console import Console
 
 from tcr.commands.options import fail, json_option
-from tcr.commands.record import parse_labels, render_summary
 from tcr.corpus import KINDS
 from tcr.errors import TcrError
 
@@ -61,16 +59,16 @@ def import_command(
     file: Path, out: Path | None, kind: str | None, label_values: tuple[str, ...], as_json: bool
 ) -> None:
     """Import FILE (a curl -N dump, JSON lines of chunks, or a HAR file) as recordings."""
-    from tcr.recorder import import_file, summarize
+    from tcr.recorder import import_file, parse_labels, render_summary, summaries_json, summarize
 
     try:
         labels = parse_labels(label_values)
         imported = import_file(file, out, kind=kind, labels=labels)
         summaries = [summarize(item.path) for item in imported]
-    except (TcrError, click.UsageError) as error:
+    except TcrError as error:
         fail("import", error)
     if as_json:
-        click.echo(json.dumps([s.to_dict() for s in summaries], indent=2, ensure_ascii=False))
+        click.echo(summaries_json(summaries))
         return
     console = Console(highlight=False)
     for item, summary in zip(imported, summaries, strict=True):

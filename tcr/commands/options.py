@@ -11,8 +11,8 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 
-from tcr.detector.stdio import START_UP
 from tcr.errors import EXIT_ERROR, TcrError
+from tcr.stdio import START_UP
 
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
@@ -61,7 +61,7 @@ def detector_cmd_option(fn: F) -> F:
         metavar="CMD",
         default=None,
         help="Run the detector in another process speaking the JSON-lines protocol "
-        "(see the README); e.g. 'python -m tcr.detector.stdio pkg.mod:factory'.",
+        "(see the README); e.g. 'python -m tcr.stdio pkg.mod:factory'.",
     )(fn)
 
 

@@ -25,10 +25,10 @@ from tcr.commands.options import (
     write_reports,
 )
 from tcr.detector.loader import DetectorSpec
-from tcr.detector.stdio import command_factory
 from tcr.errors import EXIT_ERROR, TcrError
 from tcr.oracle import CHECKS
 from tcr.rechunk import STRATEGY_FORMS
+from tcr.stdio import command_factory
 
 if TYPE_CHECKING:
     from tcr.replay import Report

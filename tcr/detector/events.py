@@ -92,7 +92,7 @@ class Detector(Protocol):
 
     Optional: ``feed_many(chunks)``, an iterator of what ``feed`` returns for each
     chunk, which ``tcr.trace.run_trace`` uses when it needs no state between chunks
-    (a detector in another process pipelines them: ``tcr.detector.stdio``).
+    (a detector in another process pipelines them: ``tcr.stdio``).
     """
 
     def feed(self, chunk: str) -> list[Event]: ...

@@ -65,7 +65,7 @@ def resolve_detector(detector: str | Factory | DetectorSpec | None) -> DetectorS
     """What a library caller passes as ``detector=``, as a ``DetectorSpec``.
 
     A string is imported; a factory is named as ``--detector`` would take it, or by
-    its ``command`` when it runs one (``tcr.detector.stdio.command_factory``).
+    its ``command`` when it runs one (``tcr.stdio.command_factory``).
     """
     if isinstance(detector, DetectorSpec):
         return detector

@@ -7,7 +7,9 @@ Layers, each sans-I/O (``feed`` / ``finish``) and each in its own module:
 * :mod:`tcr.stream.payloads` — one JSON payload (OpenAI chunk, llama.cpp
   ``/completion``, Ollama) to a :class:`Delta`;
 * :mod:`tcr.stream.deltas` — deltas, and native tool calls assembled by index;
-* :mod:`tcr.stream.decode` — a whole recording to :class:`Decoded`.
+* :mod:`tcr.stream.decode` — a whole recording to :class:`Decoded`;
+* :mod:`tcr.stream.encode` — the other way: chat-completion chunks and
+  llama.cpp ``/completion`` events as SSE (``tcr serve``, handmade corpora).
 """
 
 from __future__ import annotations
@@ -23,13 +25,23 @@ from tcr.stream.decode import (
     decode_chunks,
 )
 from tcr.stream.deltas import CallAssembler, Delta, NativeCall, ToolCallFragment
+from tcr.stream.encode import (
+    SSE_DONE,
+    ChunkOrder,
+    chat_chunk,
+    compact_json,
+    completion_chunk,
+    sse_event,
+)
 from tcr.stream.ndjson import NDJSONDecoder, NDJSONLine
 from tcr.stream.payloads import detect_framing
 from tcr.stream.sse import SSEDecoder, SSEEvent
 
 __all__ = [
     "DEFAULT_FRAMINGS",
+    "SSE_DONE",
     "CallAssembler",
+    "ChunkOrder",
     "Decoded",
     "Delta",
     "FrameLike",
@@ -41,8 +53,12 @@ __all__ = [
     "SSEEvent",
     "StreamDecoder",
     "ToolCallFragment",
+    "chat_chunk",
+    "compact_json",
+    "completion_chunk",
     "decode",
     "decode_bytes",
     "decode_chunks",
     "detect_framing",
+    "sse_event",
 ]

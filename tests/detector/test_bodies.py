@@ -679,6 +679,7 @@ dialect_soup = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=3), max_si
 
 @settings(max_examples=400)
 @given(format_id=st.sampled_from([*CALL_FORMATS, "think", "native"]), body=st.text() | dialect_soup)
+@pytest.mark.slow
 def test_parse_body_raises_only_body_error(format_id: str, body: str) -> None:
     try:
         calls = parse_body(format_id, body)
@@ -712,6 +713,7 @@ edits = st.tuples(
     changes=st.lists(edits, max_size=4),
     other_format=st.none() | st.sampled_from(CALL_FORMATS),
 )
+@pytest.mark.slow
 def test_damaged_real_bodies_raise_only_body_error(
     seed: tuple[str, str], changes: list[tuple[int, int, str]], other_format: str | None
 ) -> None:
@@ -746,6 +748,7 @@ names = st.text(min_size=1).filter(str.strip)
     as_string=st.booleans(),
     ensure_ascii=st.booleans(),
 )
+@pytest.mark.slow
 def test_json_call_round_trips_through_tool_call_tag(
     name: str, arguments: dict[str, object], key: str, as_string: bool, ensure_ascii: bool
 ) -> None:
@@ -788,6 +791,7 @@ gemma_values = st.recursive(
         max_size=3,
     )
 )
+@pytest.mark.slow
 def test_gemma4_rendering_round_trips(calls: list[tuple[str, dict[str, object]]]) -> None:
     body = "".join(f"call:{name}{gemma_text(arguments)}" for name, arguments in calls)
     expected = [ParsedCall(n, json.dumps(a, ensure_ascii=False)) for n, a in calls]
@@ -795,6 +799,7 @@ def test_gemma4_rendering_round_trips(calls: list[tuple[str, dict[str, object]]]
 
 
 @given(calls=st.lists(st.tuples(names, argument_objects), min_size=1, max_size=3))
+@pytest.mark.slow
 def test_llama_calls_joined_by_semicolons_round_trip(
     calls: list[tuple[str, dict[str, object]]],
 ) -> None:

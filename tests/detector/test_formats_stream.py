@@ -29,6 +29,7 @@ def shape(events: list[object]) -> list[object]:
 
 
 @pytest.mark.parametrize("case", CASES)
+@pytest.mark.slow
 def test_realistic_message_yields_expected_events_under_every_chunking(case: str) -> None:
     text, expected = CASES[case]
     want = shape(expected)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -58,6 +59,7 @@ def split(text: str, cuts: list[int]) -> list[str]:
     tools=st.sampled_from([None, [], ["f"]]),
     max_block=st.sampled_from([1 << 20, 40]),
 )
+@pytest.mark.slow
 def test_any_chunking_gives_the_events_of_the_whole_text(
     text: str, cuts: list[int], tools: list[str] | None, max_block: int
 ) -> None:
@@ -69,6 +71,7 @@ def test_any_chunking_gives_the_events_of_the_whole_text(
 
 @settings(max_examples=200, deadline=None)
 @given(text=texts)
+@pytest.mark.slow
 def test_one_character_at_a_time_gives_the_events_of_the_whole_text(text: str) -> None:
     assert merge(feed_all(StreamDetector(), list(text))) == merge(
         feed_all(StreamDetector(), [text])

@@ -29,12 +29,14 @@ def test_help_ends_with_examples() -> None:
     assert "Examples:" in out
 
 
+@pytest.mark.slow
 def test_reference_detector_passes_with_exit_code_0() -> None:
     code, out = invoke("--max-examples", "300", "--seed", "4", "--corpus", REGRESSIONS)
     assert code == 0, out
     assert "300 examples" in out and "no violation" in out
 
 
+@pytest.mark.slow
 def test_violation_exits_1_and_prints_the_case_and_how_to_reproduce_it(tmp_path: Path) -> None:
     spec = "tcr.detector.broken:per_chunk_markers"
     junit = tmp_path / "fuzz.xml"
@@ -57,6 +59,7 @@ def test_violation_exits_1_and_prints_the_case_and_how_to_reproduce_it(tmp_path:
     assert f"{check} in " in replayed.output  # the same check fails
 
 
+@pytest.mark.slow
 def test_sarif_result_points_at_the_saved_recording(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

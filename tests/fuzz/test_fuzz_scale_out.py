@@ -83,6 +83,7 @@ def test_a_bad_shard_is_a_tcr_error(shard: tuple[int, int]) -> None:
 # --- shards, end to end ---------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_shards_of_a_run_add_up_to_the_whole_run() -> None:
     total = 3 * BATCH
     whole = run(max_examples=total, seed=3, corpus=REGRESSIONS, save=None)
@@ -103,6 +104,7 @@ def summary(report: FuzzReport) -> tuple[object, ...]:
     return f.check, f.case.chunks, f.case.tools, f.case.truth, f.found_after, f.case.origin
 
 
+@pytest.mark.slow
 def test_the_first_shard_starts_where_the_whole_search_starts() -> None:
     detector = BROKEN["duplicates_flushed_prefix"]
     whole = run(detector=detector, max_examples=2000, seed=7, save=None)
@@ -118,6 +120,8 @@ def test_a_shard_with_no_batch_runs_nothing() -> None:
 # --- jobs -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_jobs_find_a_broken_detector_and_save_it_once(tmp_path: Path) -> None:
     spec = "tcr.detector.broken:undeclared_clears_buffer"
     report = run(detector=spec, max_examples=100_000, seed=0, save=tmp_path, jobs=2)
@@ -133,6 +137,8 @@ def test_jobs_find_a_broken_detector_and_save_it_once(tmp_path: Path) -> None:
     assert replayed.exit_code == 1
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_jobs_without_a_bug_run_every_example_once() -> None:
     total = 3 * BATCH + 17  # four batches, the last one short, the second one mutating
     alone = run(max_examples=total, seed=3, corpus=REGRESSIONS, save=None)
@@ -142,6 +148,8 @@ def test_jobs_without_a_bug_run_every_example_once() -> None:
     assert (together.generated, together.mutated) == (alone.generated, alone.mutated)
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_jobs_and_a_shard_run_the_shards_batches() -> None:
     total = 6 * BATCH
     alone = run(max_examples=total, seed=1, corpus=REGRESSIONS, save=None, shard=(2, 3))
@@ -163,17 +171,23 @@ def test_a_factory_that_cannot_be_sent_to_a_worker_is_a_tcr_error(factory: objec
         run(detector=factory, max_examples=50, save=None, jobs=2)  # type: ignore[arg-type]
 
 
+@pytest.mark.process
+@pytest.mark.slow
 def test_a_factory_that_raises_in_the_workers_is_a_tcr_error() -> None:
     with pytest.raises(TcrError, match="factory_raises raised"):
         run(detector="crashing_detectors:factory_raises", max_examples=1000, save=None, jobs=2)
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_a_detector_that_crashes_in_a_worker_is_a_crash_finding() -> None:
     report = run(detector="crashing_detectors:feed_raises", max_examples=1000, save=None, jobs=2)
     assert report.finding is not None and report.finding.check == "crash"
     assert report.exit_code == 2
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_a_worker_that_dies_is_a_tcr_error_saying_so() -> None:
     with pytest.raises(TcrError, match=r"worker process died \(exit code 3\)"):
         run(detector="crashing_detectors:feed_exits", max_examples=100_000, save=None, jobs=2)
@@ -187,6 +201,8 @@ def invoke(*args: str) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_the_report_names_the_shard_and_the_jobs(tmp_path: Path) -> None:
     junit = tmp_path / "fuzz.xml"
     corpus = str(REGRESSIONS[0])

@@ -27,6 +27,7 @@ def violations(message: Message, chunks: tuple[str, ...]) -> list[str]:
 
 @FUZZ
 @given(data=st.data(), message=messages())
+@pytest.mark.slow
 def test_reference_detector_meets_the_ground_truth_of_every_message(
     message: Message, data: st.DataObject
 ) -> None:
@@ -35,6 +36,7 @@ def test_reference_detector_meets_the_ground_truth_of_every_message(
 
 
 @pytest.mark.parametrize("fmt", [f.id for f in FORMATS])
+@pytest.mark.slow
 def test_every_format_writes_blocks_the_reference_reads_as_the_truth_says(fmt: str) -> None:
     written: list[str] = []
 

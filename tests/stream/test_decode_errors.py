@@ -137,6 +137,7 @@ def test_random_bytes_raise_nothing_but_tcr_error(kind: str, body: bytes) -> Non
 
 @settings(max_examples=400)
 @given(kind=st.sampled_from(["sse", "ndjson"]), body=bodies, data=st.data())
+@pytest.mark.slow
 def test_any_body_decodes_the_same_at_any_split(
     kind: str, body: bytes, data: st.DataObject
 ) -> None:

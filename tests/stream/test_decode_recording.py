@@ -204,6 +204,7 @@ def test_native_tool_call_deltas_assemble_into_one_call() -> None:
     [LLAMA_SERVER_TOOL_CALL_AS_CONTENT, LLAMA_SERVER_NATIVE_TOOL_CALL],
     ids=["markup", "native"],
 )
+@pytest.mark.slow
 def test_recorded_body_decodes_the_same_at_every_split_point(body: bytes) -> None:
     whole = decode_bytes("sse", [body])
 

@@ -171,6 +171,7 @@ bodies = st.lists(st.sampled_from(PIECES) | st.binary(max_size=3), max_size=40).
 
 @settings(max_examples=300)
 @given(body=bodies, data=st.data())
+@pytest.mark.slow
 def test_any_body_at_any_split_matches_the_reference(body: bytes, data: st.DataObject) -> None:
     cuts = data.draw(st.lists(st.integers(0, len(body)), max_size=6))
     events = [event for event, _, _ in decode_reads(split_at(body, cuts))]

@@ -93,6 +93,7 @@ def test_n_steps_forward_one_feed_at_a_time() -> None:
     drive(make_app(SPLIT_MARKER), test)
 
 
+@pytest.mark.slow
 def test_p_steps_back_by_the_same_unit() -> None:
     async def test(app: DebuggerApp, pilot: Any) -> None:
         await pilot.press(*"nnnnnnnn", "p")
@@ -106,6 +107,7 @@ def test_p_steps_back_by_the_same_unit() -> None:
 
 
 @pytest.mark.parametrize(("forward", "back"), [("down", "up"), ("right", "left"), ("j", "k")])
+@pytest.mark.slow
 def test_arrows_and_vi_keys_step_like_n_and_p(forward: str, back: str) -> None:
     async def test(app: DebuggerApp, pilot: Any) -> None:
         await pilot.press(forward, forward, forward)
@@ -141,6 +143,7 @@ def test_brackets_jump_between_state_changes() -> None:
     drive(make_app(SPLIT_MARKER), test)
 
 
+@pytest.mark.slow
 def test_g_and_shift_g_go_to_the_start_and_the_finish() -> None:
     async def test(app: DebuggerApp, pilot: Any) -> None:
         await pilot.press("G")
@@ -180,6 +183,7 @@ def test_v_lands_where_a_split_marker_starts_to_leak() -> None:
     drive(make_app(SPLIT_MARKER, detector=PER_CHUNK_MARKERS), test)
 
 
+@pytest.mark.slow
 def test_v_lands_on_the_finish_step_that_loses_the_held_prefix() -> None:
     async def test(app: DebuggerApp, pilot: Any) -> None:
         await pilot.press("v")
@@ -212,6 +216,7 @@ def test_v_when_every_check_passes_stays_and_says_so() -> None:
     drive(make_app(SPLIT_MARKER), test)
 
 
+@pytest.mark.slow
 def test_v_before_the_oracles_are_done_jumps_when_they_are() -> None:
     release = threading.Event()
     app = make_app(END_IN_PREFIX, detector=DROPS_PENDING)
@@ -239,6 +244,7 @@ def test_v_before_the_oracles_are_done_jumps_when_they_are() -> None:
 # --- rechunking, search, diff ------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_r_reruns_under_the_next_strategy_and_keeps_the_input_received() -> None:
     async def test(app: DebuggerApp, pilot: Any) -> None:
         await pilot.press(*"nnnnnnnn")
@@ -256,6 +262,7 @@ def test_r_reruns_under_the_next_strategy_and_keeps_the_input_received() -> None
     drive(make_app(SPLIT_MARKER), test)
 
 
+@pytest.mark.slow
 def test_slash_finds_text_in_the_content_and_enter_again_finds_the_next() -> None:
     async def test(app: DebuggerApp, pilot: Any) -> None:
         await pilot.press("slash")
@@ -269,6 +276,7 @@ def test_slash_finds_text_in_the_content_and_enter_again_finds_the_next() -> Non
     drive(make_app(SPLIT_MARKER), test)
 
 
+@pytest.mark.slow
 def test_a_search_that_finds_nothing_says_so() -> None:
     async def test(app: DebuggerApp, pilot: Any) -> None:
         said = notes(app)
@@ -294,6 +302,7 @@ def test_d_toggles_the_diff() -> None:
 # --- breakpoints ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_b_runs_forward_until_the_chosen_state_is_entered() -> None:
     async def test(app: DebuggerApp, pilot: Any) -> None:
         await pilot.press("b")
@@ -309,6 +318,7 @@ def test_b_runs_forward_until_the_chosen_state_is_entered() -> None:
     drive(make_app(SPLIT_MARKER), test)
 
 
+@pytest.mark.slow
 def test_c_continues_to_the_next_time_a_format_opens() -> None:
     chunks = ["a <tool_call>", '{"name": "f", "arguments": {}}</tool_call> b ', "<tool_call>", "{}"]
 
@@ -321,6 +331,7 @@ def test_c_continues_to_the_next_time_a_format_opens() -> None:
     drive(make_app(None, chunks=chunks), test)
 
 
+@pytest.mark.slow
 def test_c_without_a_breakpoint_asks_for_one() -> None:
     async def test(app: DebuggerApp, pilot: Any) -> None:
         await pilot.press("c")
@@ -334,6 +345,7 @@ def test_c_without_a_breakpoint_asks_for_one() -> None:
 # --- help, footer, quit ----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_question_mark_shows_every_binding_and_closes() -> None:
     async def test(app: DebuggerApp, pilot: Any) -> None:
         await pilot.press("question_mark")
@@ -372,6 +384,7 @@ def test_q_quits() -> None:
 # --- any detector ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_detector_without_state_is_stepped_by_its_events() -> None:
     async def test(app: DebuggerApp, pilot: Any) -> None:
         assert "state    none: no state attribute; stepped by its events" in detail(app)
@@ -454,6 +467,7 @@ def test_the_session_is_shared_by_the_command_and_the_tests() -> None:
     assert isinstance(make_app(SPLIT_MARKER).session, Session)
 
 
+@pytest.mark.slow
 def test_arrows_step_even_when_the_detail_overflows_and_tab_lets_them_scroll_it() -> None:
     async def test(app: DebuggerApp, pilot: Any) -> None:
         await pilot.press("v")

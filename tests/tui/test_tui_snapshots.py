@@ -25,6 +25,7 @@ async def at_first_violation(pilot: Any) -> None:
 
 
 @pytest.mark.parametrize("size", SIZES)
+@pytest.mark.slow
 def test_split_marker_leaking_through_a_per_chunk_matcher(
     snap_compare: Callable[..., bool], size: tuple[int, int]
 ) -> None:
@@ -35,6 +36,7 @@ def test_split_marker_leaking_through_a_per_chunk_matcher(
 
 
 @pytest.mark.parametrize("size", SIZES)
+@pytest.mark.slow
 def test_held_prefix_lost_at_finish(
     snap_compare: Callable[..., bool], size: tuple[int, int]
 ) -> None:
@@ -43,6 +45,7 @@ def test_held_prefix_lost_at_finish(
     assert snap_compare(app, terminal_size=size, run_before=at_first_violation)
 
 
+@pytest.mark.slow
 def test_a_passing_run_mid_block(snap_compare: Callable[..., bool]) -> None:
     """The reference detector inside the call block, with its buffers."""
 

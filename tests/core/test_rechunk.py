@@ -139,6 +139,8 @@ def test_random_differs_across_seeds_and_runs() -> None:
     assert len(set(one)) > 1
 
 
+@pytest.mark.process
+@pytest.mark.slow
 def test_random_does_not_depend_on_the_hash_seed() -> None:
     script = (
         "from tcr.rechunk import parse_strategy;"

@@ -22,6 +22,7 @@ def every_chunking(text: str) -> Iterator[Chunking[str]]:
 
 
 @pytest.mark.parametrize("case", CASES)
+@pytest.mark.slow
 def test_reference_detector_passes_every_oracle_under_every_chunking(case: str) -> None:
     text, expected = CASES[case]
     want = expectation(expected)

@@ -17,7 +17,10 @@ from tcr.corpora import ROOT, bundled
 from tcr.corpus import read_recording
 from tcr.detector import Event, Reasoning, Rejected, Text, ToolCall
 from tcr.detector.core import StreamDetector
-from tcr.detector.stdio import (
+from tcr.errors import EXIT_ERROR
+from tcr.rechunk import parse_strategy
+from tcr.replay import run
+from tcr.stdio import (
     CommandFactory,
     DetectorProcessError,
     ProcessDetector,
@@ -25,15 +28,10 @@ from tcr.detector.stdio import (
     event_from_json,
     event_to_json,
 )
-from tcr.errors import EXIT_ERROR
-from tcr.rechunk import parse_strategy
-from tcr.replay import run
 from tcr.stream import decode
 from tcr.trace import run_trace
 
-REFERENCE_CMD = shlex.join(
-    [sys.executable, "-m", "tcr.detector.stdio", "tcr.detector.core:StreamDetector"]
-)
+REFERENCE_CMD = shlex.join([sys.executable, "-m", "tcr.stdio", "tcr.detector.core:StreamDetector"])
 SAMPLE = ROOT / "recorded" / "tool_call_tag_json.msgpack"
 # 2 MB of one block: replaying it over a pipe at random chunkings costs minutes, not seconds.
 HUGE = "policy_13_block_too_long.msgpack"
@@ -62,7 +60,7 @@ EVENTS: list[Event] = [
 HARNESS = """
 import json, os, sys, time
 from tcr.detector.core import StreamDetector
-from tcr.detector.stdio import event_to_json
+from tcr.stdio import event_to_json
 
 mode, at, flush = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 start, per_feed = float(sys.argv[4]), float(sys.argv[5])
@@ -187,7 +185,7 @@ def test_pipelined_replay_gives_the_same_steps_under_whole_char_and_random_chunk
 CLASSIC = """
 import json, sys
 from tcr.detector.core import StreamDetector
-from tcr.detector.stdio import event_to_json
+from tcr.stdio import event_to_json
 
 for line in sys.stdin:
     request = json.loads(line)

@@ -105,7 +105,12 @@ def test_replay_sarif_has_one_result_per_failure_naming_the_check_and_the_file(
     assert done.exit_code == 1, done.output
     failures = [(o, f) for o in json.loads(done.stdout)["outcomes"] for f in o["failures"]]
     results = load_sarif(corpus.parent / "out.sarif")["results"]
-    assert len(results) == len(failures) > 0
+    assert [(o["strategy"], f["check"]) for o, f in failures] == [
+        (strategy, check)
+        for strategy in ("original", "char", "random:8")  # the chunkings that split the marker
+        for check in ("invariance", "no_leak")
+    ]
+    assert len(results) == len(failures)
     for result, (outcome, failure) in zip(results, failures, strict=True):
         assert result["ruleId"] == failure["check"]
         assert location_uri(result) == "corpus/split%20marker.msgpack"

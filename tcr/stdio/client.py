@@ -1,199 +1,17 @@
-"""Detectors in other processes: a JSON-lines protocol over stdin and stdout (DESIGN §5).
-
-One JSON object per line each way; every request gets exactly one answer line,
-and answers come in the order of the requests.
-
-Requests: ``{"op": "new", "tools": [..] | null}`` (a fresh detector for a new
-message), ``{"op": "feed", "chunk": "..."}``, ``{"op": "finish"}``,
-``{"op": "reset"}``, ``{"op": "state"}`` (optional).
-Responses: ``{"events": [ev, ...]}`` for feed/finish, ``{"ok": true}`` for
-new/reset, ``{"state": {...}}`` for state, ``{"error": "..."}`` for a failure
-(``"unsupported"`` for an op the harness does not implement).
-An event is ``{"type": "text", "text"}``, ``{"type": "tool_call", "name",
-"arguments", "raw", "format"}``, ``{"type": "reasoning", "text", "raw",
-"format"}`` or ``{"type": "rejected", "raw", "content", "format", "reason"}``;
-``raw`` may be ``null``.
-
-The client pipelines: when it knows a message's chunks up front (a replay) it
-sends ``feed`` requests ahead of their answers, up to ``IN_FLIGHT`` (64) of
-them and about 64 KiB, so a chunk does not cost a pipe round trip. A harness
-needs nothing for that but to answer each line in turn and to flush its answers
-before it waits for more input (flushing each one is simplest).
-
-Timing: the client waits ``timeout`` seconds for each answer (from when it
-starts waiting for it), so a harness that holds its answers until it would wait
-for input has ``timeout`` for the 64 requests it may have in hand. The first
-answer a process gives (to the first ``new``) may take ``START_UP`` (30)
-seconds, or ``timeout`` if that is longer: an interpreter starting and
-importing a parser on a busy machine is not a hang, and the per-answer timeout
-can stay short.
-
-``python -m tcr.detector.stdio package.module:factory`` serves any in-process
-detector this way (the reference side; it writes answers in batches and
-flushes before it reads on). ``command_factory(cmd)`` is the client: one
-process, started lazily, one ``new`` per detector; its detectors' ``feed_many``
-is the pipelined path, which ``tcr.trace.run_trace`` takes when it is offered.
-A process that exits, hangs past the timeout or prints a line that is not the
-expected JSON makes ``feed``/``finish`` raise ``DetectorProcessError`` (in
-``feed_many``: at that chunk's result), which a replay reports as a crash with
-the chunk index; the process is killed and restarted on the next ``new``. When
-it exited or hung with several requests outstanding, the chunk that did it is
-not known (a harness may hold answers back until it would wait for input): the
-message so far is replayed on a fresh process and the outstanding chunks are
-fed one at a time, so the one named is the one that fails alone.
-"""
+"""The client side of the stdio protocol: detectors whose work is done by a harness process."""
 
 from __future__ import annotations
 
-import dataclasses
-import enum
 import shlex
-import sys
-import time
 from collections.abc import Iterator, Sequence
-from typing import Any, BinaryIO
+from typing import Any
 
-from tcr.detector._pipe import IN_FLIGHT, START_UP, DetectorProcessError, Pipe, excerpt
-from tcr.detector._wire import encode, event_from_json, event_to_json, events_json, loads
 from tcr.detector.events import Event
-from tcr.detector.loader import Factory, load_factory, make_detector
 from tcr.errors import TcrError
+from tcr.stdio._pipe import DetectorProcessError, Pipe, excerpt
+from tcr.stdio._wire import encode, event_from_json, loads
 
-__all__ = [
-    "IN_FLIGHT",
-    "START_UP",
-    "CommandFactory",
-    "DetectorProcessError",
-    "ProcessDetector",
-    "command_factory",
-    "event_from_json",
-    "event_to_json",
-    "serve",
-]
-
-
-# -- the reference side: any in-process detector behind the protocol ----------------
-
-
-def serve(factory: Factory, stdin: BinaryIO, stdout: BinaryIO) -> None:
-    """Answer requests from ``stdin`` until it closes, one line each, in order.
-
-    Answers are written ``_BATCH`` at a time, and whatever is ready before the
-    next read (which may wait): a pipelining client gets them in bulk, one that
-    waits for each answer gets it at once. A slow detector's answers still go
-    out every ``_FLUSH_EVERY`` seconds, as the client's timeout runs per answer.
-    """
-    server = _Server(factory)
-    read = getattr(stdin, "read1", stdin.read)  # read1: what is there, without waiting for more
-    start: list[bytes] = []  # a request line split across reads
-    answers: list[bytes] = []
-    try:
-        while data := read(1 << 16):
-            if b"\n" not in data:
-                start.append(data)
-                continue
-            head, *lines, tail = data.split(b"\n")
-            if start:
-                head = b"".join(start) + head
-            start = [tail] if tail else []
-            flushed = time.monotonic()
-            for line in (head, *lines):
-                answers.append(server.answer(line))
-                if len(answers) >= _BATCH or time.monotonic() - flushed > _FLUSH_EVERY:
-                    _write(stdout, answers)
-                    flushed = time.monotonic()
-            _write(stdout, answers)
-        if b"".join(start).strip():
-            answers.append(server.answer(b"".join(start)))
-    finally:  # a detector that calls sys.exit() still gets its earlier answers out
-        _write(stdout, answers)
-
-
-_FLUSH_EVERY = 0.02
-_BATCH = 64  # answers per write at most: the client takes them while the next are worked out
-
-
-def _write(stdout: BinaryIO, answers: list[bytes]) -> None:
-    if answers:
-        stdout.write(b"".join(answers))
-        stdout.flush()
-        answers.clear()
-
-
-class _Server:
-    """The reference harness's state: the current detector, one answer per request line."""
-
-    def __init__(self, factory: Factory) -> None:
-        self.factory = factory
-        self.detector: Any = None
-
-    def answer(self, line: bytes) -> bytes:
-        try:
-            answer = self._respond(loads(line))
-        except Exception as error:  # the detector's failure is the client's finding
-            answer = encode({"error": _describe(error)})
-        return answer.encode() + b"\n"  # ASCII: the encoder escapes the rest
-
-    def _respond(self, request: Any) -> str:
-        op = request["op"]
-        if op == "feed" and self.detector is not None:
-            return events_json(self.detector.feed(request["chunk"]))
-        if op == "new":
-            self.detector = None
-            self.detector = make_detector(self.factory, request.get("tools"))
-            return _OK
-        detector = self.detector
-        if detector is None:
-            return encode({"error": f"no detector for {op!r}: send new first"})
-        if op == "finish":
-            return events_json(detector.finish())
-        if op == "reset" and callable(getattr(detector, "reset", None)):
-            detector.reset()
-            return _OK
-        if op == "state" and hasattr(detector, "state"):
-            return encode({"state": _jsonable(detector.state)})
-        if op in ("reset", "state"):
-            return encode({"error": "unsupported"})
-        return encode({"error": f"unknown op {op!r}"})
-
-
-_OK = '{"ok":true}'
-
-
-def _jsonable(value: object) -> object:
-    if isinstance(value, enum.Enum):
-        return _jsonable(value.value)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
-    if value is None or isinstance(value, str | int | float | bool):
-        return value
-    return repr(value)
-
-
-def _describe(error: BaseException) -> str:
-    lines = str(error).strip().splitlines()
-    return f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    if len(args) != 1:
-        print("usage: python -m tcr.detector.stdio package.module:factory", file=sys.stderr)
-        return 2
-    try:
-        factory = load_factory(args[0])
-    except TcrError as error:
-        print(f"tcr.detector.stdio: {error}", file=sys.stderr)
-        return 2
-    serve(factory, sys.stdin.buffer, sys.stdout.buffer)
-    return 0
-
-
-# -- the client side ---------------------------------------------------------------
+__all__ = ["CommandFactory", "ProcessDetector", "command_factory"]
 
 
 def _line(message: dict[str, Any]) -> bytes:
@@ -454,7 +272,3 @@ def command_factory(command: str, *, timeout: float = 5.0) -> CommandFactory:
     if timeout <= 0:
         raise TcrError(f"--detector-timeout must be positive, not {timeout:g}")
     return CommandFactory(command, timeout=timeout)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tcr._report_files import write_junit_xml
+from tcr._runtime.report_files import write_junit_xml
 
 __all__ = ["Case", "Outcome", "write_suite"]
 

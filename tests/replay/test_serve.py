@@ -117,6 +117,7 @@ def served_char() -> Iterator[str]:
         assert "tcr serve: stopped" in out
 
 
+@pytest.mark.slow
 def test_openai_client_reassembles_every_recorded_stream_served_char_by_char(
     served_char: str,
 ) -> None:
@@ -127,6 +128,7 @@ def test_openai_client_reassembles_every_recorded_stream_served_char_by_char(
         _same_message(_snapshot(client, recording.id), recording)
 
 
+@pytest.mark.slow
 def test_openai_client_sees_one_character_per_delta(served_char: str) -> None:
     client = openai.OpenAI(base_url=served_char + "/v1", api_key="unused", max_retries=0)
     recording = read_recording(ROOT / "recorded" / "tool_call_tag_json.msgpack")
@@ -142,6 +144,7 @@ def test_openai_client_sees_one_character_per_delta(served_char: str) -> None:
 
 
 @pytest.mark.parametrize("rechunk", ["random", "bytes-random:3"])
+@pytest.mark.slow
 def test_openai_client_reassembles_every_bundled_stream(rechunk: str) -> None:
     small = [p for p in bundled() if p.stat().st_size < BIG]
     with running_server(_loaded(*small), rechunk=rechunk, speed=0) as server:

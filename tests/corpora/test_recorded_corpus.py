@@ -53,6 +53,7 @@ def test_reference_detector_passes_every_check_on_every_recording() -> None:
     assert report.exit_code == 0, report.to_dict()
 
 
+@pytest.mark.slow
 def test_transport_resplitting_never_changes_what_decodes() -> None:
     report = run(RECORDED, layer="transport", runs=10)
     assert report.exit_code == 0, report.to_dict()
@@ -62,5 +63,14 @@ def test_the_recorded_chunking_alone_catches_a_per_chunk_marker_detector() -> No
     report = run(
         DIALECTS, strategies=["original"], detector="tcr.detector.broken:per_chunk_markers"
     )
-    failing = {o.path for o in report.outcomes if not o.ok}
-    assert len(failing) >= len(DIALECTS) // 2
+    failing = {
+        (Path(o.path).stem, o.strategy, tuple(o.failed_checks)) for o in report.outcomes if not o.ok
+    }
+    # The tokenizer split every marker, so every recording with one fails. The two
+    # bare_json ones (bare_json, json_answer) open with a plain "{", which comes whole.
+    marked = {
+        "bracket_tool_calls_args", "bracket_tool_calls_array", "fenced_json", "gemma_special",
+        "python_tag", "think_then_call", "tool_call_tag_glm", "tool_call_tag_json",
+        "tool_call_tag_qwen3_coder", "tool_call_tag_two_calls", "tools_tag",
+    }  # fmt: skip
+    assert failing == {(stem, "original", ("expected", "invariance", "no_leak")) for stem in marked}

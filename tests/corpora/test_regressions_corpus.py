@@ -26,7 +26,7 @@ from tcr.rechunk import parse_strategy
 from tcr.stream.decode import Decoded, decode
 from tcr.trace import run_trace
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 REGRESSIONS = tcr.corpora.ROOT / "regressions"
 BUNDLED = sorted(
     REGRESSIONS.glob("*.msgpack")

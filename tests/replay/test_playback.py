@@ -103,6 +103,7 @@ def _cases(strategies: list[str | None]) -> list[Any]:
 
 
 @pytest.mark.parametrize(("path", "spec"), _cases(STRATEGIES))
+@pytest.mark.slow
 def test_chat_stream_says_the_same_under_every_chunking(path: Path, spec: str | None) -> None:
     recording = read_recording(path)
     original = decode(recording)
@@ -116,6 +117,7 @@ def test_chat_stream_says_the_same_under_every_chunking(path: Path, spec: str | 
 
 
 @pytest.mark.parametrize(("path", "spec"), _cases([None, "char", "random", "bytes:5"]))
+@pytest.mark.slow
 def test_completion_stream_has_the_same_content(path: Path, spec: str | None) -> None:
     recording = read_recording(path)
     played = playback(recording, "completion", strategy=spec and parse_strategy(spec))
@@ -215,6 +217,7 @@ def test_a_transport_chunking_of_a_re_encoded_stream_says_so(tmp_path: Path) -> 
     assert re_encoded == "bytes:3 of the re-encoded stream"
 
 
+@pytest.mark.slow
 def test_a_role_in_every_delta_still_gives_one_character_per_piece(tmp_path: Path) -> None:
     # A server that repeats "role" in every delta makes each piece a run of its own;
     # each run finds its cuts by bisection (it was a scan of every cut per run).

@@ -19,16 +19,14 @@ from tcr.corpora import ROOT
 from tcr.corpus import Frame, new_header, write_recording
 from tcr.detector import Event
 from tcr.detector.core import StreamDetector
-from tcr.detector.stdio import command_factory
 from tcr.errors import EXIT_ERROR, EXIT_VIOLATION
 from tcr.replay import Report, run
 from tcr.replay.jobs import split_tasks
 from tcr.replay.runner import _plan
+from tcr.stdio import command_factory
 
 CALL = '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
-REFERENCE_CMD = shlex.join(
-    [sys.executable, "-m", "tcr.detector.stdio", "tcr.detector.core:StreamDetector"]
-)
+REFERENCE_CMD = shlex.join([sys.executable, "-m", "tcr.stdio", "tcr.detector.core:StreamDetector"])
 FEW = [
     ROOT / "recorded" / "tool_call_tag_json.msgpack",
     ROOT / "recorded" / "tool_call_tag_two_calls.msgpack",
@@ -42,7 +40,7 @@ HARNESS = """
 import os, sys, time
 from pathlib import Path
 from tcr.detector.core import StreamDetector
-from tcr.detector.stdio import serve
+from tcr.stdio import serve
 
 pids, mode = Path(sys.argv[1]), sys.argv[2]
 (pids / str(os.getpid())).touch()
@@ -107,6 +105,7 @@ def test_a_large_recordings_random_runs_are_split_into_ranges_covering_each_once
     assert [t.slot for t in tasks if t.path.name == "plain.msgpack"] == [None]  # one task
 
 
+@pytest.mark.slow
 def test_split_run_gives_the_same_failures_shrunk_the_same_way(corpus: Path) -> None:
     options: dict[str, Any] = {"runs": 8, "detector": "tcr.detector.broken:per_chunk_markers"}
     one = run([corpus], **options)
@@ -124,9 +123,15 @@ def test_split_run_gives_the_same_crashes_and_input_errors(corpus: Path) -> None
     two = run([corpus], jobs=2, **options)
     assert same(two) == same(one)
     assert one.exit_code == EXIT_ERROR and len(one.errors) == 1
-    assert any(f.violation.check == "crash" for _, f in one.failures)
+    # it raises at a <tool_call>: the two recordings with one crash in every chunking
+    assert [(Path(o.path).name, o.strategy, f.violation.check) for o, f in one.failures] == [
+        (name, strategy, "crash")
+        for name in ("large.msgpack", "small.msgpack")
+        for strategy in ("original", "whole", "char", "random:8")
+    ]
 
 
+@pytest.mark.slow
 def test_a_single_large_recording_is_replayed_in_several_processes(corpus: Path) -> None:
     large = corpus / "large.msgpack"
     options: dict[str, Any] = {"runs": 4, "detector": "tcr.detector.broken:per_chunk_markers"}
@@ -160,6 +165,7 @@ def replay_json(*args: str) -> tuple[int, dict[str, Any]]:
     return result.exit_code, data
 
 
+@pytest.mark.slow
 def test_detector_cmd_gives_the_same_report_with_two_jobs() -> None:
     args = [*map(str, FEW), "--runs", "3", "--detector-cmd", REFERENCE_CMD]
     code, one = replay_json(*args)
@@ -167,6 +173,7 @@ def test_detector_cmd_gives_the_same_report_with_two_jobs() -> None:
     assert replay_json(*args, "--jobs", "2") == (code, one)
 
 
+@pytest.mark.slow
 def test_each_worker_stops_its_harness_when_the_run_ends(tmp_path: Path) -> None:
     command, pids = harness(tmp_path)
     with command_factory(command) as factory:
@@ -181,6 +188,7 @@ def test_each_worker_stops_its_harness_when_the_run_ends(tmp_path: Path) -> None
     ("mode", "message"),
     [("crash", "exited with code 3: panic: index out of range"), ("hang", "within 1 s")],
 )
+@pytest.mark.slow
 def test_harness_crash_or_hang_names_the_recording_and_chunk_with_two_jobs(
     mode: str, message: str, tmp_path: Path
 ) -> None:
@@ -215,6 +223,7 @@ def notes_what_it_replays(tools: list[str] | None = None) -> StreamDetector:
 
 
 @pytest.mark.parametrize("interruption", [KeyboardInterrupt, RuntimeError])
+@pytest.mark.slow
 def test_an_interruption_while_collecting_cancels_the_tasks_not_yet_started(
     interruption: type[BaseException], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

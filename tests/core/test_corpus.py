@@ -203,6 +203,7 @@ def test_file_is_readable_while_writer_is_open(tmp_path: Path) -> None:
     assert read_recording(path).complete
 
 
+@pytest.mark.process
 def test_killed_writer_leaves_readable_incomplete_recording(tmp_path: Path) -> None:
     path = tmp_path / "killed.msgpack"
     script = textwrap.dedent(
@@ -461,6 +462,7 @@ def test_invalid_utf8_in_a_str_is_refused(tmp_path: Path) -> None:
 # --- interrupted recordings and truncation ------------------------------------
 
 
+@pytest.mark.slow
 def test_truncation_at_every_offset_reads_a_prefix_or_raises_corpus_error(tmp_path: Path) -> None:
     data = sample_bytes(tmp_path, expect=EXPECTATION)
     path = tmp_path / "cut.msgpack"
@@ -541,6 +543,7 @@ def test_object_larger_than_the_buffer_limit_is_refused(tmp_path: Path) -> None:
         read_bytes(tmp_path / "big.msgpack", evil)
 
 
+@pytest.mark.slow
 def test_random_byte_strings_raise_only_corpus_error(tmp_path: Path) -> None:
     rng = random.Random(1234)
     path = tmp_path / "random.msgpack"
@@ -550,6 +553,7 @@ def test_random_byte_strings_raise_only_corpus_error(tmp_path: Path) -> None:
             read_bytes(path, data)
 
 
+@pytest.mark.slow
 def test_random_tails_after_a_valid_header_raise_only_corpus_error(tmp_path: Path) -> None:
     rng = random.Random(5678)
     path = tmp_path / "random.msgpack"
@@ -566,6 +570,7 @@ def fuzz_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.binary(max_size=400))
+@pytest.mark.slow
 def test_any_bytes_read_or_raise_corpus_error(fuzz_path: Path, data: bytes) -> None:
     with contextlib.suppress(CorpusError):
         read_bytes(fuzz_path, data)
@@ -573,6 +578,7 @@ def test_any_bytes_read_or_raise_corpus_error(fuzz_path: Path, data: bytes) -> N
 
 @settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(tail=st.binary(max_size=400))
+@pytest.mark.slow
 def test_any_bytes_after_a_valid_header_read_or_raise_corpus_error(
     fuzz_path: Path, tail: bytes
 ) -> None:
@@ -582,6 +588,7 @@ def test_any_bytes_after_a_valid_header_read_or_raise_corpus_error(
 
 @settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(position=st.integers(min_value=0), value=st.integers(min_value=0, max_value=255))
+@pytest.mark.slow
 def test_any_corrupted_byte_reads_or_raises_corpus_error(
     fuzz_path: Path, position: int, value: int
 ) -> None:

@@ -1,0 +1,5 @@
+"""Infrastructure the adapters share: process pools, a background event loop, report files.
+
+None of it belongs to the pure core (DESIGN §2): it starts processes and
+threads and writes files, for replay, fuzz, the recorder and ``tcr serve``.
+"""

@@ -1,0 +1,106 @@
+"""The suite's layout and its markers.
+
+The folders mirror the repository (DESIGN §1):
+
+    tests/core/      tcr/ itself: corpus, oracle, trace, rechunk, minimize, warm-cold,
+                     pool, the stdio harness and the CLI
+    tests/detector/  tcr/detector: the reference detector, its dialects and policies
+    tests/stream/    tcr/stream: SSE, NDJSON and chunk decoding
+    tests/recorder/  recorder/ (tcr.recorder)
+    tests/replay/    replay/ (tcr.replay): replay, jobs, show, bless, reports, serve,
+                     playback and the pytest plugin
+    tests/fuzz/      fuzz/ (tcr.fuzz)
+    tests/tui/       tui/ (tcr.tui), with its SVG snapshots in __snapshots__
+    tests/corpora/   corpora/ (tcr.corpora): the bundled recordings themselves
+    tests/live/      against a real llama-server
+    tests/           project-wide checks (lint and types, packaging, the README) and
+                     the helpers the folders share: helpers, toy_detectors,
+                     crashing_detectors, messages, sarif_checks, data/
+
+Helpers are imported by module name: pyproject puts tests/ and scripts/ on sys.path,
+and pytest's default import mode puts each test module's own folder there too (so
+tests/recorder imports record_upstreams and tests/tui imports tui_helpers). Test
+module names are therefore unique across folders; only tests/stream is a package.
+
+Markers (registered in pyproject.toml):
+
+    live     needs a real llama-server: tests/live, and any test using the llama
+             or llama_native fixture (marked here)
+    slow     takes seconds, counting all its cases (over about 1 s on this shared
+             2-core machine): fuzz searches, harness processes, Textual Pilot runs,
+             property tests over large inputs; marked here for large recordings and
+             whole modules, else at the test
+    process  starts a subprocess, a process pool or a server on a port; marked here
+             for the fixtures and modules that do, else at the test
+
+The fast loop while developing is ``python -m pytest -m "not live and not slow"``;
+``python -m pytest`` (what CI runs) runs everything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).parent
+
+# A fixture that starts a server or a process makes every test using it one that does.
+FIXTURE_MARKS: Mapping[str, tuple[str, ...]] = {
+    "llama": ("live", "process"),
+    "llama_native": ("live", "process"),
+    "upstream": ("process",),  # tests/recorder: an aiohttp LLM server on a free port
+}
+
+# Modules about a process feature, by path under tests/: every test gets the marks,
+# even the odd one that fails before it would start a process.
+MODULE_MARKS: Mapping[str, tuple[str, ...]] = {
+    "live": ("live", "process"),
+    "test_quality.py": ("slow", "process"),  # ruff, mypy and the import checks
+    "core/test_pool.py": ("process",),
+    "core/test_stdio_detector.py": ("slow", "process"),  # a harness process per detector
+    "recorder/test_record_crash.py": ("slow", "process"),  # tcr record killed by signals
+    "replay/test_pytest_plugin.py": ("slow", "process"),  # pytest in a subprocess
+    "replay/test_replay_jobs.py": ("process",),
+    "replay/test_serve.py": ("process",),
+    "tui/test_tui_tmux.py": ("slow", "process"),
+}
+
+# The 2 MB policy_13_block_too_long recording: every check on it takes seconds.
+LARGE_RECORDING_BYTES = 200_000
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    missing = [name for name in MODULE_MARKS if not (TESTS / name).exists()]
+    if missing:  # a moved or renamed module would silently lose its marks
+        raise pytest.UsageError(f"tests/conftest.py marks modules that do not exist: {missing}")
+    for item in items:
+        for mark in _marks(item):
+            item.add_marker(mark)
+
+
+def _marks(item: pytest.Item) -> set[str]:
+    marks: set[str] = set()
+    if not item.path.is_relative_to(TESTS):  # e.g. the recordings of --tcr-corpus
+        return marks
+    where = item.path.relative_to(TESTS)
+    for name, names in MODULE_MARKS.items():
+        if where == Path(name) or Path(name) in where.parents:
+            marks.update(names)
+    for fixture in getattr(item, "fixturenames", ()):
+        marks.update(FIXTURE_MARKS.get(fixture, ()))
+    if _has_a_large_recording(item):
+        marks.add("slow")
+    return marks
+
+
+def _has_a_large_recording(item: pytest.Item) -> bool:
+    callspec = getattr(item, "callspec", None)
+    params = callspec.params.values() if callspec is not None else ()
+    return any(
+        isinstance(value, Path)
+        and value.suffix == ".msgpack"
+        and value.stat().st_size > LARGE_RECORDING_BYTES
+        for value in params
+    )
