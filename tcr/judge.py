@@ -50,9 +50,7 @@ class Judge:
         expectation: Expectation | Mapping[str, Any] | None = None,
         checks: Collection[str] | None = None,
         bound: int = HOLDBACK_BOUND,
-        whole: Trace | None = None,
     ) -> None:
-        """``whole``: the run of ``text`` in one chunk when the caller has it already."""
         self.factory = factory
         self.text = text
         self.tools = tools
@@ -60,7 +58,7 @@ class Judge:
         self.checks = checks_of(checks)
         self.trace_checks = tuple(c for c in self.checks if c in TRACE_CHECKS)
         self.bound = bound
-        self._whole = whole
+        self._whole: Trace | None = None
 
     def detector(self) -> Detector:
         """A fresh detector for this message (``FactoryError`` when the factory fails)."""
