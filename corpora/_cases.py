@@ -41,7 +41,7 @@ class Case:
     file: str
     bug: str  # short kebab-case name; policy cases start with "policy-N-"
     note: str  # one sentence: what went wrong where, citing the seed or the policy
-    dialect: str  # the format row the output is (or nearly is) written in
+    dialect: str  # the dialect id the output is (or nearly is) written in
     via: Backend
     ask: str  # the user's message
     chunks: tuple[str, ...]  # as the backend split it

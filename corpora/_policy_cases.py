@@ -187,7 +187,7 @@ POLICY_CASES: tuple[Case, ...] = (
             "Policy 5 and PR #879: the client's stop string ate </tool_call>, so the block ends "
             "with the message; a body that parses as a complete call is still a call."
         ),
-        dialect="tool_call_tag",
+        dialect="hermes",
         via=QWEN25,
         ask="Two-day forecast for Paris?",
         chunks=tokens(
@@ -205,7 +205,7 @@ POLICY_CASES: tuple[Case, ...] = (
             "Policy 6: Qwen2.5-0.5B closed the block one brace short; a closed block that "
             "does not parse is Rejected(malformed) and shown without its markers."
         ),
-        dialect="tool_call_tag",
+        dialect="hermes",
         via=QWEN25_SMALL,
         ask="What's the weather in Paris?",
         chunks=tokens(
@@ -265,7 +265,7 @@ POLICY_CASES: tuple[Case, ...] = (
             "Policy 9: two blocks in one message with text before, between and after them; "
             "both are calls and every piece of text is shown in order."
         ),
-        dialect="tool_call_tag",
+        dialect="hermes",
         via=QWEN25,
         ask="Compare the weather in Paris and Lyon.",
         chunks=tokens(
@@ -347,7 +347,7 @@ POLICY_CASES: tuple[Case, ...] = (
             "Policy 13: Qwen3-Coder looped inside a write_file call until the context filled; "
             "past max_block (1 MiB) the block is Rejected(too_long) and the rest prints as text."
         ),
-        dialect="tool_call_tag",
+        dialect="qwen3_coder",
         via=SGLANG_QWEN3_CODER,
         ask="Write sim/loop.py with a simulate(steps) function.",
         chunks=RUNAWAY,

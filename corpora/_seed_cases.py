@@ -39,7 +39,7 @@ SEED_CASES: tuple[Case, ...] = (
             "and the parser tested each chunk on its own, so the block never opened and the "
             "markup reached the caller."
         ),
-        dialect="tool_call_tag",
+        dialect="hermes",
         via=MLX_QWEN25,
         ask="What's the weather in Paris?",
         chunks=(
@@ -57,7 +57,7 @@ SEED_CASES: tuple[Case, ...] = (
             "DESIGN §9 and PR #879: llama-server's tokenizer streams <tool_call> in nine pieces "
             "(<, t, oo, l, _, c, al, l, >), which no single chunk reveals as a marker."
         ),
-        dialect="tool_call_tag",
+        dialect="hermes",
         via=SMOLLM2,
         ask="What's the weather in Paris? Answer with a tool call.",
         chunks=(*SMOL_TOOL_CALL, *tokens(f"\n{PARIS_JSON}\n"), *SMOL_TOOL_CALL_END),
@@ -77,7 +77,7 @@ SEED_CASES: tuple[Case, ...] = (
             "ADR 0018: <tool_result> begins like <tool_call> and <tools> but is no marker; the "
             "held <tool must be flushed as text with nothing lost or duplicated."
         ),
-        dialect="tool_call_tag",
+        dialect="hermes",
         via=QWEN25,
         ask=f"What did the calculator return for 6 {TIMES} 7?",
         chunks=tokens(
@@ -116,7 +116,7 @@ SEED_CASES: tuple[Case, ...] = (
             "PR #879: a sentence before the call ('I'll check that for you.') settled the "
             "decision as plain text, and the call that followed came back as raw markup."
         ),
-        dialect="tool_call_tag",
+        dialect="hermes",
         via=QWEN25,
         ask="Is it raining in Paris right now?",
         chunks=tokens(
@@ -195,7 +195,7 @@ SEED_CASES: tuple[Case, ...] = (
             "PR #2262: the stream hit max_tokens inside '<tool_c', and a detector holding the "
             "prefix at end of stream swallowed it instead of flushing it as text (policy 5)."
         ),
-        dialect="tool_call_tag",
+        dialect="hermes",
         via=SMOLLM2,
         ask=f"What is 6 {TIMES} 7? Then look up the weather in Paris.",
         chunks=(*tokens("The answer is 42.\n"), *SMOL_TOOL_CALL[:6]),
@@ -211,7 +211,7 @@ SEED_CASES: tuple[Case, ...] = (
             "PR #2262: truncated tool JSON at end of stream was dropped; an unterminated block "
             "must come out as Rejected(unterminated) showing its body (policy 5)."
         ),
-        dialect="tool_call_tag",
+        dialect="hermes",
         via=QWEN25,
         ask="What's the weather in Paris?",
         chunks=tokens(
@@ -228,7 +228,7 @@ SEED_CASES: tuple[Case, ...] = (
             "PR #879 review: one terminal generation chunk carried two complete blocks and "
             "the second went down a different path; both must be calls."
         ),
-        dialect="tool_call_tag",
+        dialect="hermes",
         via=MLX_QWEN25,
         ask="What's the weather in Paris, and what time is it there?",
         chunks=(
@@ -248,7 +248,7 @@ SEED_CASES: tuple[Case, ...] = (
             "Policy 4: a literal </tool_call> inside a JSON string argument closed the block "
             "early, cutting the call in two and leaking the rest as text."
         ),
-        dialect="tool_call_tag",
+        dialect="hermes",
         via=QWEN25_CODER,
         ask="Add a NOTES.md that explains how tool calls end.",
         chunks=tokens(hermes("write_file", path="NOTES.md", content=NOTES_MD), *QWEN_TOKENS),
@@ -319,7 +319,7 @@ SEED_CASES: tuple[Case, ...] = (
             "PR #2262: Qwen's parser held a partial </tool_call> suffix and dropped it at end "
             "of stream; outside a block, closing-marker text is just text."
         ),
-        dialect="tool_call_tag",
+        dialect="hermes",
         via=QWEN25,
         ask="How do I end a tool call block?",
         chunks=tokens("A stray </tool_call> outside a block is text; close yours with </tool"),

@@ -2,10 +2,11 @@
 
 Each row of :data:`CASES` is one failure that shipped somewhere (the ADR and
 the two pull requests in ``seeds/``: ``_seed_cases``), one policy of DESIGN §5
-(``_policy_cases``) or one format row (``_format_cases``), written down as the
-stream a real backend sends: the chunk sequence split the way that backend's
-tokenizer or detokenizer split it, framed by ``_wire`` exactly as that backend
-frames it, with what the reference detector must produce as the expectation.
+(``_policy_cases``) or one dialect's own case (``_format_cases`` reads them from
+``tcr.dialects``), written down as the stream a real backend sends: the chunk
+sequence split the way that backend's tokenizer or detokenizer split it, framed
+by ``_wire`` exactly as that backend frames it, with what the reference detector
+must produce as the expectation.
 
 Run ``python -m tcr.corpora.build_regressions [OUTDIR]`` after editing a table
 (OUTDIR defaults to ``regressions/`` beside this file). Ids, timings and
@@ -45,7 +46,7 @@ __all__ = [
 
 DEFAULT_OUTDIR = Path(__file__).resolve().parent / "regressions"
 
-#: The whole table: the seeds' failures, then policies 1-13, then one message per format row.
+#: The whole table: the seeds' failures, then policies 1-13, then the dialects' own cases.
 CASES: tuple[Case, ...] = SEED_CASES + POLICY_CASES + FORMAT_CASES
 
 

@@ -1,9 +1,10 @@
 """One tool-call or reasoning block as a model writes it, and what a correct detector makes of it.
 
-A ``Block`` is the opening marker, the body and the closing marker it was
-written with, plus the verdict DESIGN §5 asks for: the calls when the body is a
-call to declared tools, else the shown content (the body with the format's
-markers stripped, policy 12; verbatim for JSON at message start, policy 8).
+A ``Block`` is what a dialect's renderer wrote (``tcr.dialects.Rendered``): the
+opening marker, the body and the closing marker, plus the verdict DESIGN §5 asks
+for: the calls when the body is a call to declared tools, else the shown content
+(the body with the dialect's markers stripped, policy 12; verbatim for JSON at
+message start, policy 8).
 
 ``Block.cut(at)`` is the truncated message ending inside the block (the stream
 stopped there). Only cuts whose verdict follows from the contract without
@@ -17,33 +18,34 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tcr.detector.formats import BY_ID
+from tcr.dialects import BY_ID, Closing, Kind, Rendered
 
-from .truth import Call, Truth
+from .truth import Truth
 
 __all__ = ["Block"]
 
 
 @dataclass(frozen=True, slots=True)
 class Block:
-    """A block as written. ``raw == opener + body + closer``.
+    """A block as a dialect's renderer wrote it (``written``), with its truncations."""
 
-    ``opener`` is the marker as policy 12 strips it (fenced_json's ``{`` and
-    bare_json's ``{`` stay in the body). ``shown_closer`` is the part of
-    ``closer`` a rejection still shows (the white space before a fence).
-    ``fragile`` lists body spans ``(start, end)``: a message ending at body
-    offset ``c`` with ``start < c < end`` leaves a body that cannot parse.
-    """
+    written: Rendered
 
-    format: str
-    variant: str
-    opener: str
-    body: str
-    closer: str = ""
-    shown_closer: str = ""
-    calls: tuple[Call, ...] = ()
-    accepted: bool = False
-    fragile: tuple[tuple[int, int], ...] = ()
+    @property
+    def dialect(self) -> str:
+        return self.written.dialect
+
+    @property
+    def opener(self) -> str:
+        return self.written.opener
+
+    @property
+    def body(self) -> str:
+        return self.written.body
+
+    @property
+    def closer(self) -> str:
+        return self.written.closer
 
     @property
     def raw(self) -> str:
@@ -51,27 +53,26 @@ class Block:
 
     @property
     def marker(self) -> str:
-        """The opening marker as the format table spells it (kept characters included)."""
-        keep = BY_ID[self.format].keep
-        return self.opener + self.body[:keep]
+        """The opening marker as the dialect spells it (kept characters included)."""
+        return self.opener + self.body[: BY_ID[self.dialect].keep]
 
     @property
     def name(self) -> str:
-        return f"{self.format}/{self.variant}"
+        return f"{self.dialect}/{self.written.variant}"
 
     @property
     def reasoning(self) -> bool:
-        return BY_ID[self.format].kind == "reasoning"
+        return BY_ID[self.dialect].kind == Kind.REASONING
 
     def truth(self) -> Truth:
         """The verdict on the whole block, closed as written."""
-        return self._verdict(self.body + self.shown_closer)
+        return self._verdict(self.body + self.written.shown_closer)
 
     def _verdict(self, shown: str) -> Truth:
         if self.reasoning:
             return Truth(reasoning=self.body)
-        if self.accepted:
-            return Truth(calls=self.calls)
+        if self.written.accepted:
+            return Truth(calls=self.written.calls)
         return Truth(text=shown)
 
     def cuts(self) -> tuple[int, ...]:
@@ -80,7 +81,7 @@ class Block:
         points = set(range(1, marker))  # inside the opening marker
         if marker == opener > 0:
             points.add(opener)  # the marker whole, an empty body
-        for low, high in self.fragile:
+        for low, high in self.written.fragile:
             points.update(opener + c for c in range(low + 1, high) if opener + c >= marker)
         if self.closer:  # the closing marker missing, or cut short
             points.update(range(opener + body, len(self.raw)))
@@ -99,7 +100,7 @@ class Block:
             if self.reasoning:
                 return raw[:at], Truth(reasoning=cut_body)
             return raw[:at], Truth(text=cut_body)
-        if self.format == "fenced_json":
+        if BY_ID[self.dialect].closing is Closing.FENCED:
             # The balancing brace closed the block; what came of the fence is text.
             return raw[:at], _join(self._verdict(self.body), Truth(text=raw[opener + body : at]))
         partial = raw[opener:at]  # body and a cut-short closing marker: unterminated

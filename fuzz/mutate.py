@@ -18,7 +18,7 @@ from pathlib import Path
 from hypothesis import strategies as st
 
 from tcr.corpus import Recording, read_recording
-from tcr.detector.formats import FORMATS
+from tcr.detector.formats import AT_START_OPENERS, MARKERS, OPENER_RE
 from tcr.errors import TcrError
 from tcr.stream import decode
 
@@ -26,14 +26,14 @@ from .model import Case
 from .source import Source
 from .strategies import CHUNK_BYTES, decode_chunking
 from .truth import Truth
-from .values import OPENER_RE, arguments, json_style, json_text
+from .values import arguments, json_style, json_text
 
 __all__ = ["MAX_TEXT", "MUTATIONS", "OPS_BYTES", "Seed", "decode_mutant", "load_seeds", "mutations"]
 
 MAX_TEXT = 20_000  # longer recordings are not mutated: a case should be quick to run
 MUTATIONS = ("whitespace", "split_marker", "duplicate_marker", "truncate_marker", "swap_json")
 OPS_BYTES = 24
-_MARKERS = tuple(sorted({m for f in FORMATS for m in (*f.opens, *f.closes)}, key=len, reverse=True))
+_MARKERS = tuple(sorted(MARKERS, key=len, reverse=True))
 _SPACES = (" ", "\n", "\t", "\r\n", "  ", "\n\n")
 _INSERTS = (" ", "\n", "x", "|", "<", "\\")
 
@@ -104,9 +104,9 @@ def _marker_spans(text: str) -> list[tuple[int, int]]:
 
 
 def _first_opener(text: str) -> int:
-    """Where the first block opens by the format table: a marker, or bare JSON at the start."""
+    """Where the first block opens by the dialect table: a marker, or bare JSON at the start."""
     first = len(text) - len(text.lstrip())
-    if text[first : first + 1] == "{":
+    if any(text.startswith(marker, first) for marker in AT_START_OPENERS):
         return first
     found = OPENER_RE.search(text)
     return len(text) if found is None else found.start()

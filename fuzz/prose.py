@@ -8,7 +8,7 @@ still become a marker, and then show them, nothing lost or doubled (ADR 0018).
 
 from __future__ import annotations
 
-from tcr.detector.formats import FORMATS
+from tcr.detector.formats import MARKERS
 
 from .source import Source
 from .values import text
@@ -83,7 +83,6 @@ NEAR_MISSES: tuple[str, ...] = (
     "<|eom_id|>",
     "</think>",
 )
-_MARKERS = tuple(sorted({m for f in FORMATS for m in (*f.opens, *f.closes)}))
 
 
 def prose(src: Source, *, markers: bool = False) -> str:
@@ -100,5 +99,5 @@ def prose(src: Source, *, markers: bool = False) -> str:
         elif kind == 3:
             pieces.append(text(src, 3))
         else:
-            pieces.append(src.choice(_MARKERS))
+            pieces.append(src.choice(MARKERS))
     return "".join(pieces)

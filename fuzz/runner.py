@@ -34,7 +34,7 @@ from tcr.oracle import Violation
 from tcr.shard import check_shard
 
 from .check import CaseChecker, FactoryFailed
-from .dialects import FORMAT_NAMES
+from .dialects import DIALECT_IDS
 from .model import Case, Finding, FuzzReport
 from .mutate import OPS_BYTES, Seed, decode_mutant, load_seeds
 from .pool import run_workers, shared
@@ -47,7 +47,7 @@ from .strategies import (
     DEFAULT_MAX_SPLITS,
     decode_chunking,
     decode_message,
-    format_names,
+    dialect_ids,
     message_bytes,
     pick_from,
     tools_from,
@@ -128,7 +128,7 @@ class _Search:
         claim: Callable[[], bool] = _always,
     ) -> None:
         self.checker = checker
-        self.decode: Callable[[bytes], Case] = partial(_generated_case, FORMAT_NAMES)  # per batch
+        self.decode: Callable[[bytes], Case] = partial(_generated_case, DIALECT_IDS)  # per batch
         self.deadline = deadline
         self.started = started
         self.stopped = stopped
@@ -409,11 +409,11 @@ def _plan(
 ) -> tuple[_Plan, list[str]]:
     chosen_detector = resolve_detector(detector)
     factory, spec = chosen_detector.factory, chosen_detector.name
-    unknown = [f for f in formats or () if f not in FORMAT_NAMES]
+    unknown = [f for f in formats or () if f not in DIALECT_IDS]
     if unknown or (formats is not None and not formats):
         name = repr(unknown[0]) if unknown else "(none)"
-        raise TcrError(f"format {name}: expected one of {', '.join(FORMAT_NAMES)}")
-    chosen = format_names(formats)
+        raise TcrError(f"format {name}: expected one of {', '.join(DIALECT_IDS)}")
+    chosen = dialect_ids(formats)
     if corpus is None:
         from tcr.corpora import bundled
 

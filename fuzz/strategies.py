@@ -18,15 +18,18 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
-from tcr.detector.formats import FORMATS
+from tcr.detector.block import LEXER_TOKENS
+from tcr.detector.formats import MARKERS, OPENER_RE, alternation
+from tcr.dialects import BY_ID, DIALECTS, Closing
+from tcr.dialects._record import FENCE_DONE_RE
 from tcr.rechunk import Chunking, split_at, splits_spec
 
 from .blocks import Block
-from .dialects import FORMAT_NAMES, TOOL_NAMES, Tools, block, json_call_text
+from .dialects import DIALECT_IDS, TOOL_NAMES, Tools, block, json_call_text
 from .prose import prose
 from .source import Source
 from .truth import Call, Message, Truth
-from .values import OPENER_RE, defuse
+from .values import defuse
 
 __all__ = ["chunkings", "messages", "tool_lists"]
 
@@ -48,23 +51,12 @@ def message_bytes(max_parts: int) -> int:
     return META_BYTES + SLOT_BYTES * max_parts
 
 
-# After a fenced call's balancing brace: a little white space, then the fence (as the detector).
-_FENCE_RE = re.compile(r"[ \t\r\n]{0,8}```")
-
 # Where chunk boundaries matter most: in and around every marker and lexer token.
-_TOKENS = tuple(
-    sorted(
-        {m for f in FORMATS for m in (*f.opens, *f.closes)}
-        | {'<|"|>', "[ARGS]", "<function=", "</function>", "<parameter=", "</parameter>"}
-        | {"<arg_key>", "</arg_value>", '\\"', "```"}
-    )
-)
+_TOKENS = tuple(sorted({*MARKERS, *LEXER_TOKENS, *(t for d in DIALECTS for t in d.tokens)}))
 # Every occurrence, overlapping ones too: a lookahead matches at every position.
-_TOKEN_RE = re.compile(
-    "(?=(" + "|".join(re.escape(t) for t in sorted(_TOKENS, key=len, reverse=True)) + "))"
-)
+_TOKEN_RE = re.compile(f"(?=({alternation(_TOKENS).pattern}))")
 
-PickFormat = Callable[[Source], str]
+PickDialect = Callable[[Source], str]
 PickTools = Callable[[Source], Tools]
 
 
@@ -83,13 +75,13 @@ def tool_lists() -> st.SearchStrategy[tuple[str, ...] | None]:
     return st.binary(min_size=8, max_size=8).map(lambda data: tools_from(Source(data)))
 
 
-def format_names(formats: Collection[str] | None) -> tuple[str, ...]:
-    """The format names to write blocks in (default: all); unknown ones are refused."""
-    chosen = FORMAT_NAMES if formats is None else tuple(formats)
-    unknown = [f for f in chosen if f not in FORMAT_NAMES]
+def dialect_ids(formats: Collection[str] | None) -> tuple[str, ...]:
+    """The dialect ids to write blocks in (default: all); unknown ones are refused."""
+    chosen = DIALECT_IDS if formats is None else tuple(formats)
+    unknown = [f for f in chosen if f not in DIALECT_IDS]
     if unknown or not chosen:
         raise InvalidArgument(
-            f"formats={list(chosen)!r}: expected some of {', '.join(FORMAT_NAMES)}"
+            f"formats={list(chosen)!r}: expected some of {', '.join(DIALECT_IDS)}"
         )
     return chosen
 
@@ -102,7 +94,7 @@ def messages(
 ) -> st.SearchStrategy[Message]:
     """Messages a streaming tool-call detector must handle, each with its ground truth.
 
-    ``formats``: the dialects blocks are written in, names of the format table or a
+    ``formats``: the dialects blocks are written in, ids of ``tcr.dialects`` or a
     strategy of them (default: all). ``tools``: a strategy of declared tool lists
     (default: :func:`tool_lists`); a drawn ``None`` means any name is accepted.
     ``max_parts``: at most this many pieces of prose and blocks.
@@ -111,7 +103,7 @@ def messages(
         raise InvalidArgument(f"max_parts={max_parts!r}: must be at least 1")
     if isinstance(formats, st.SearchStrategy) or tools is not None:
         return _drawn_messages(formats, tools, max_parts)
-    pick = partial(pick_from, format_names(formats))
+    pick = partial(pick_from, dialect_ids(formats))
     size = message_bytes(max_parts)
     return st.binary(min_size=size, max_size=size).map(
         lambda data: decode_message(data, pick, tools_from, max_parts)
@@ -131,11 +123,11 @@ def _drawn_messages(
 
         def pick(src: Source) -> str:
             name: str = draw(strategy)
-            if name not in FORMAT_NAMES:
-                raise InvalidArgument(f"formats drew {name!r}; known: {', '.join(FORMAT_NAMES)}")
+            if name not in DIALECT_IDS:
+                raise InvalidArgument(f"formats drew {name!r}; known: {', '.join(DIALECT_IDS)}")
             return name
     else:
-        pick = partial(pick_from, format_names(formats))
+        pick = partial(pick_from, dialect_ids(formats))
     pick_tools: PickTools = tools_from
     if tools is not None:
         drawn = draw(tools)
@@ -155,7 +147,7 @@ def pick_from(names: tuple[str, ...], src: Source) -> str:
 
 
 def decode_message(
-    data: bytes, pick_format: PickFormat, pick_tools: PickTools, max_parts: int
+    data: bytes, pick_dialect: PickDialect, pick_tools: PickTools, max_parts: int
 ) -> Message:
     """The message ``data`` spells: prose and blocks, the last maybe cut short."""
     meta = Source(data[:META_BYTES])
@@ -175,17 +167,18 @@ def decode_message(
         if kind < 4:
             piece = prose(Source(slot[1:]))
         else:
-            fmt = pick_format(Source(slot[1:2]))
-            if fmt == "bare_json" and not blank:  # JSON mid-answer is text (policy 3)
+            dialect_id = pick_dialect(Source(slot[1:2]))
+            if not BY_ID[dialect_id].anywhere and not blank:  # JSON mid-answer is text (policy 3)
                 piece = " " + defuse(json_call_text(slot[2:]))
             else:
-                piece = block(slot[2:], fmt, tools)
+                piece = block(slot[2:], dialect_id, tools)
         pieces.append(piece)
         blank = blank and isinstance(piece, str) and not piece.strip()
     for index, piece in enumerate(pieces[:-1]):
-        if isinstance(piece, Block) and piece.format == "python_tag" and not piece.closer:
+        if isinstance(piece, Block) and BY_ID[piece.dialect].closed_by_end and not piece.closer:
             # only the end of the message closes a block without a marker
-            pieces[index] = dataclasses.replace(piece, closer="<|eom_id|>")
+            closer = BY_ID[piece.dialect].closes[0]
+            pieces[index] = Block(dataclasses.replace(piece.written, closer=closer))
     cut = None
     final = pieces[-1] if pieces else None
     if isinstance(final, Block) and cut_wanted:
@@ -230,7 +223,7 @@ class _Writer:
         self.run = ""
         if self.blank and run.lstrip().startswith("{"):
             run = "." + run  # would open bare JSON
-        if self.fenceless and _FENCE_RE.match(run + following):
+        if self.fenceless and FENCE_DONE_RE.match(run + following):
             run = "." + run  # would be read as the missing fence
         found = OPENER_RE.search(run + following)
         if found is not None and found.start() < len(run):
@@ -262,7 +255,8 @@ def _assemble(pieces: list[str | Block], cut: int | None, tools: Tools) -> Messa
         else:
             raw, truth = piece.raw, piece.truth()
             parts.append(piece.name)
-        fenceless = piece.format == "fenced_json" and not piece.closer and raw == piece.raw
+        fenced = BY_ID[piece.dialect].closing is Closing.FENCED
+        fenceless = fenced and not piece.closer and raw == piece.raw
         writer.block(raw, truth, fenceless=fenceless)
     text, truth = writer.finish()
     return Message(text, truth, tools, tuple(parts))

@@ -10,21 +10,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+from tcr.dialects import Call
+
 __all__ = ["Call", "Message", "Truth"]
-
-
-@dataclass(frozen=True, slots=True)
-class Call:
-    """One call a correct detector emits: its name and its parsed arguments."""
-
-    name: str
-    arguments: Mapping[str, Any] = field(default_factory=dict, hash=False)
-
-    def as_map(self) -> dict[str, Any]:
-        return {"name": self.name, "arguments": dict(self.arguments)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +58,7 @@ class Message:
     """A generated message: its text, the tools declared to the detector, and its truth.
 
     ``parts`` names the pieces it was built from, in order (``"prose"``,
-    ``"tool_call_tag/json"``, ``"python_tag/truncated"``…), for reports.
+    ``"hermes/json"``, ``"python_tag/truncated"``…), for reports.
     """
 
     text: str

@@ -1,8 +1,8 @@
 """Argument values: JSON objects with their awkward corners, and how each dialect writes them.
 
-The value drawn is the ground truth; the renderers write it the way a model
-would (JSON in any of its spacings, with or without ``\\uXXXX`` escapes, or
-Gemma 4's ``<|"|>`` strings). Strings may hold braces, quotes, backslashes,
+The value drawn is the ground truth; the dialects' renderers write it the way
+a model would (JSON in any of its spacings, with or without ``\\uXXXX``
+escapes, or Gemma 4's ``<|"|>`` strings). Strings may hold braces, quotes, backslashes,
 unicode and marker text, because a closing marker inside a string must not
 close a block (policy 4). Contexts that cannot hold marker text (a JSON answer
 that is released as text, an XML-ish value) ask for ``markup=False``.
@@ -10,36 +10,26 @@ that is released as text, an XML-ish value) ask for ``markup=False``.
 
 from __future__ import annotations
 
-import json
 import math
-import re
 import struct
 from typing import Any
 
-from tcr.detector.formats import DISTINCTIVE_OPENERS
+from tcr.detector.formats import OPENER_RE
+from tcr.dialects import DIALECTS
+from tcr.dialects._record import JsonStyle
+from tcr.dialects._writing import json_text
 
 from .source import Source
 
 __all__ = [
-    "GEMMA_QUOTE",
-    "OPENER_RE",
     "JsonStyle",
     "arguments",
     "defuse",
-    "gemma_safe",
-    "gemma_text",
     "json_style",
     "json_text",
     "string",
     "text",
 ]
-
-GEMMA_QUOTE = '<|"|>'
-
-# The detector's own rule for where a block opens anywhere (policy 3): longest first.
-OPENER_RE = re.compile(
-    "|".join(re.escape(m) for m in sorted(DISTINCTIVE_OPENERS, key=len, reverse=True))
-)
 
 # Characters, one byte each: ASCII, controls, accents, scripts, combining marks,
 # invisible characters and emoji parts. The top of the byte range reads any
@@ -51,21 +41,8 @@ _ALPHABET = (
     "😀👍🏽🇫🇷👩💻🎉"
 )
 _ANY_CODE_POINT = 240
-_MARKUP = (
-    "</tool_call>",
-    "<tool_call>",
-    "<|tool_call>",
-    "<tool_call|>",
-    "</tools>",
-    "<|eom_id|>",
-    "<|python_tag|>",
-    "[TOOL_CALLS]",
-    "```",
-    "```json\n{",
-    "</think>",
-    "<think>",
-    GEMMA_QUOTE,
-)
+# Marker text that may sit inside a string value (policy 4: it must not close a block).
+_MARKUP = tuple(dict.fromkeys(m for d in DIALECTS for m in d.markup))
 _STRINGS = (
     "Paris",
     "",
@@ -174,56 +151,5 @@ def arguments(src: Source, *, markup: bool = True) -> dict[str, Any]:
 # --- writing JSON ------------------------------------------------------------------
 
 
-JsonStyle = tuple[bool, int]  # (ensure_ascii, spacing: 0 compact, 1 json.dumps, 2 indented)
-
-
 def json_style(src: Source) -> JsonStyle:
     return src.flag(), src.below(3)
-
-
-def json_text(value: object, style: JsonStyle = (False, 0)) -> str:
-    """``value`` as JSON text: compact, spaced or indented, with ``\\uXXXX`` escapes or not."""
-    ascii_only, spacing = style
-    if spacing == 0:
-        return json.dumps(value, ensure_ascii=ascii_only, separators=(",", ":"))
-    if spacing == 1:
-        return json.dumps(value, ensure_ascii=ascii_only)
-    return json.dumps(value, ensure_ascii=ascii_only, indent=2)
-
-
-# --- writing Gemma 4 -----------------------------------------------------------------
-
-_GEMMA_BARE_KEY = re.compile(r'[^\s:,{}\[\]<>"]+')
-
-
-def gemma_text(value: object) -> str:
-    """``value`` as Gemma 4 writes arguments: ``{key:<|"|>text<|"|>,n:3}``.
-
-    Strings must not contain the ``<|"|>`` token (Gemma has no escapes): pass
-    values through ``gemma_safe`` first.
-    """
-    if isinstance(value, str):
-        return GEMMA_QUOTE + value + GEMMA_QUOTE
-    if value is None or isinstance(value, bool | int | float):
-        return json.dumps(value)
-    if isinstance(value, list):
-        return "[" + ",".join(gemma_text(item) for item in value) + "]"
-    if isinstance(value, dict):
-        fields = (f"{_gemma_key(key)}:{gemma_text(item)}" for key, item in value.items())
-        return "{" + ",".join(fields) + "}"
-    raise TypeError(f"not a JSON value: {value!r}")
-
-
-def _gemma_key(key: str) -> str:
-    return key if _GEMMA_BARE_KEY.fullmatch(key) else GEMMA_QUOTE + key + GEMMA_QUOTE
-
-
-def gemma_safe(value: Any) -> Any:
-    """``value`` with the ``<|"|>`` token taken out of every string and key."""
-    if isinstance(value, str):
-        return value.replace(GEMMA_QUOTE, "<|'|>")
-    if isinstance(value, list):
-        return [gemma_safe(item) for item in value]
-    if isinstance(value, dict):
-        return {gemma_safe(key): gemma_safe(item) for key, item in value.items()}
-    return value

@@ -11,10 +11,14 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from yarl import URL
+
+from tcr.corpus import MAX_NESTING, MAX_T_NS, nests_too_deep
 from tcr.recorder.errors import RecordError
 from tcr.recorder.framing import is_stream_type, sniff
 
@@ -65,33 +69,76 @@ def _body(content: Mapping[str, Any], where: str) -> bytes | None:
             return base64.b64decode(text, validate=True)
         except (binascii.Error, ValueError):
             raise RecordError(f"{where}: content.text is not valid base64") from None
-    return text.encode("utf-8")
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:  # a JSON \uXXXX escape can spell half a pair
+        raise RecordError(
+            f"{where}: response.content.text holds a lone surrogate "
+            f"(U+{ord(text[exc.start]):04X}) at character {exc.start}"
+        ) from None
 
 
-def _request_body(request: Mapping[str, Any]) -> dict[str, Any]:
+def _request_body(request: Mapping[str, Any], where: str) -> dict[str, Any]:
     post = request.get("postData")
     if not isinstance(post, Mapping):
         return {}
     text = post.get("text")
     if not isinstance(text, str) or not text:
         return {}
+    too_deep = f"{where}: request.postData.text nests deeper than {MAX_NESTING} levels"
     try:
         parsed = json.loads(text)
+    except RecursionError:
+        raise RecordError(too_deep) from None
     except ValueError:
         parsed = None
     if isinstance(parsed, dict):
+        if nests_too_deep(parsed):
+            raise RecordError(too_deep)
+        _check_tools(parsed.get("tools"), where)
         return parsed
     return {"_body": f"{len(text)} characters of {post.get('mimeType') or 'text'}, not JSON"}
 
 
-def _ttfb_ns(timings: object) -> int:
+def _check_tools(tools: object, where: str) -> None:
+    """A tool's ``function``, when it has one, must be an object (its name is read)."""
+    if not isinstance(tools, list):
+        return
+    for index, tool in enumerate(tools):
+        function = tool.get("function") if isinstance(tool, Mapping) else None
+        if function is not None and not isinstance(function, Mapping):
+            raise RecordError(
+                f"{where}: request 'tools[{index}].function' is "
+                f"{type(function).__name__}, not an object"
+            )
+
+
+def _url(request: Mapping[str, Any], where: str) -> str:
+    url = str(request.get("url") or "")
+    if url:
+        try:
+            URL(url)  # parses the host (IDNA) and the port
+        except ValueError as exc:  # UnicodeError is one
+            reason = " ".join(str(exc).split())
+            raise RecordError(
+                f"{where}: request.url {url!r} is not a valid URL ({reason})"
+            ) from None
+    return url
+
+
+def _ttfb_ns(timings: object, where: str) -> int:
     if not isinstance(timings, Mapping):
         return 0
     total = 0.0
     for name in _TTFB_TIMINGS:
         value = timings.get(name)
         if isinstance(value, int | float) and value > 0:
+            # JSON as Python reads it allows NaN, Infinity and 1e308
+            if not (math.isfinite(value) and value * 1_000_000 <= MAX_T_NS):
+                raise RecordError(f"{where}: timings.{name} is {value!r} ms, not a time")
             total += value
+    if total * 1_000_000 > MAX_T_NS:
+        raise RecordError(f"{where}: timings add up to {total!r} ms, not a time")
     return round(total * 1_000_000)
 
 
@@ -110,7 +157,8 @@ def har_streams(har: Mapping[str, Any], where: str) -> Iterator[HarStream]:
         content = _map(response.get("content", {}), f"{at}: 'response.content'")
         headers = _pairs(response.get("headers"))
         content_type = next((v for k, v in headers if k.lower() == "content-type"), None)
-        content_type = content_type or content.get("mimeType") or None
+        mime_type = content.get("mimeType")
+        content_type = content_type or (mime_type if isinstance(mime_type, str) else None) or None
         body = _body(content, at)
         if not body or not (is_stream_type(content_type) or sniff(body) == "sse"):
             continue
@@ -119,13 +167,13 @@ def har_streams(har: Mapping[str, Any], where: str) -> Iterator[HarStream]:
         yield HarStream(
             index=index,
             method=str(request.get("method") or "GET"),
-            url=str(request.get("url") or ""),
-            request=_request_body(request),
+            url=_url(request, at),
+            request=_request_body(request, at),
             status=status if isinstance(status, int) else 0,
             reason=str(response.get("statusText") or ""),
             headers=headers,
             content_type=content_type,
             body=body,
-            ttfb_ns=_ttfb_ns(entry.get("timings")),
+            ttfb_ns=_ttfb_ns(entry.get("timings"), at),
             started=started if isinstance(started, str) else None,
         )

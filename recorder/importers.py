@@ -18,18 +18,20 @@ label ``note`` says so.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from tcr.corpus import KINDS, RecordingWriter, new_header
+from tcr.corpus import KINDS, MAX_T_NS, RecordingWriter, new_header
 from tcr.recorder.errors import RecordError
 from tcr.recorder.framing import detect_kind, sniff
 from tcr.recorder.har import HarStream, har_streams
 from tcr.recorder.redact import redact_body, redact_headers, redact_url
 from tcr.recorder.request import detect_api, tool_names
+from tcr.stream import SurrogateJoiner
 from tcr.stream.payloads import detect_framing
 
 __all__ = ["FORMATS", "Imported", "import_file"]
@@ -83,9 +85,14 @@ def _chunk(item: object, where: str) -> tuple[int | None, str]:
         if text is not None:
             t_ns = item.get("t_ns")
             if isinstance(t_ns, int) and not isinstance(t_ns, bool) and t_ns >= 0:
+                if t_ns > MAX_T_NS:
+                    raise RecordError(f"{where}: 't_ns' is {t_ns}, beyond {MAX_T_NS}")
                 return t_ns, text
             seconds = item.get("t")
             if isinstance(seconds, int | float) and not isinstance(seconds, bool):
+                # JSON as Python reads it allows NaN and Infinity
+                if not (math.isfinite(seconds) and seconds * 1e9 <= MAX_T_NS):
+                    raise RecordError(f"{where}: 't' is {seconds!r}, not a time in seconds")
                 return max(0, round(seconds * 1e9)), text
             return None, text
     raise RecordError(
@@ -95,12 +102,19 @@ def _chunk(item: object, where: str) -> tuple[int | None, str]:
 
 
 def _chunks(items: Sequence[object], where: str) -> _Body:
-    frames: list[tuple[int, bytes | str]] = []
+    chunks: list[tuple[int, str]] = []
     timed = False
+    # a JSON chunk may end in half an emoji's surrogate pair, the next one begin
+    # with the other half; a recording stores UTF-8, so the halves are rejoined
+    pairs = SurrogateJoiner()
     for index, item in enumerate(items):
         t_ns, text = _chunk(item, f"{where}: chunk {index}")
         timed = timed or t_ns is not None
-        frames.append((t_ns or 0, text))
+        chunks.append((t_ns or 0, pairs.feed(text)))
+    if tail := pairs.finish():
+        last_t_ns, last_text = chunks[-1]
+        chunks[-1] = (last_t_ns, last_text + tail)
+    frames: list[tuple[int, bytes | str]] = list(chunks)
     note = "chunks" if timed else f"chunks; {_NO_TIMES}"
     return _Body("chunks", frames, note)
 
@@ -111,6 +125,8 @@ def _json_lines(text: str, where: str) -> list[object]:
         if line.strip():
             try:
                 items.append(json.loads(line))
+            except RecursionError:
+                raise RecordError(f"{where}: line {number}: JSON nested too deeply") from None
             except ValueError as exc:
                 raise RecordError(f"{where}: line {number}: not JSON ({exc})") from None
     return items
@@ -120,10 +136,12 @@ def _is_chunk_object(item: object) -> bool:
     return isinstance(item, Mapping) and any(isinstance(item.get(k), str) for k in _CHUNK_KEYS)
 
 
-def _json_document(data: bytes) -> object:
+def _json_document(data: bytes, where: str) -> object:
     """The file as one JSON document, or ``_NOT_ONE_DOCUMENT`` (JSON lines, or not JSON)."""
     try:
         return json.loads(data.decode("utf-8", "replace"))
+    except RecursionError:
+        raise RecordError(f"{where}: JSON nested too deeply") from None
     except ValueError:
         return _NOT_ONE_DOCUMENT
 
@@ -156,7 +174,9 @@ def _http_dump(data: bytes, where: str, forced: str | None) -> _Body:
         head, data = data[: match.start()], data[match.end() :]
         status_line, *lines = head.decode("latin-1").splitlines()
         parts = status_line.split(None, 2)
-        status = int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 0
+        status = (
+            int(parts[1]) if len(parts) > 1 and parts[1].isascii() and parts[1].isdigit() else 0
+        )
         if not 100 <= status < 200:
             break
     headers = [
@@ -203,7 +223,7 @@ def _bodies(path: Path, data: bytes, kind: str | None) -> tuple[str, list[_Body]
     if kind in (None, "chunks") and sniff(data) == "sse":
         return "sse", [_Body("sse", _split("sse", data), f"SSE body; {_NO_TIMES}")]
     if head.startswith((b"{", b"[", b'"')):
-        document = _json_document(data)
+        document = _json_document(data, where)
         if isinstance(document, Mapping) and "log" in document:
             forced = kind if kind in ("sse", "ndjson") else None
             bodies = [_har_body(stream, forced) for stream in har_streams(document, where)]

@@ -40,7 +40,6 @@ def record_dialects(server: Server, out: Path) -> list[Path]:
             "stream": True,
             "grammar": case.grammar,
             **SAMPLING,
-            **case.params,
         }
         labels = {"dialect": case.dialect, "note": case.note}
         path = out / f"{case.name}.msgpack"

@@ -18,7 +18,6 @@ every check.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
@@ -37,7 +36,7 @@ from tcr._verdict import (
     violation,
 )
 from tcr.detector.events import Reasoning, Rejected, Text, ToolCall, merge_text
-from tcr.detector.formats import DISTINCTIVE_OPENERS, HOLDBACK_BOUND
+from tcr.detector.formats import HOLDBACK_BOUND, OPENER_RE
 from tcr.errors import TcrError
 from tcr.expectation import Expectation, ExpectedCall
 from tcr.trace import Placed, Trace, merge_placed, place_events
@@ -63,7 +62,7 @@ __all__ = [
     "warm_cold_verdict",
 ]
 
-_LEAK = re.compile("|".join(re.escape(m) for m in sorted(DISTINCTIVE_OPENERS, key=len)[::-1]))
+_LEAK = OPENER_RE  # a complete distinctive opening marker
 
 
 # --- conservation ---------------------------------------------------------------

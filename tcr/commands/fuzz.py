@@ -45,7 +45,7 @@ Examples:
   tcr fuzz                                     # the reference detector, 60 s
   tcr fuzz --detector mypkg.parser:make_detector --budget 5m
   tcr fuzz --detector tcr.detector.broken:per_chunk_markers --budget 30s --seed 3
-  tcr fuzz --max-examples 20000 --seed 7 --format tool_call_tag --format think
+  tcr fuzz --max-examples 20000 --seed 7 --format hermes --format think
   tcr fuzz --corpus corpora/recorded --save /tmp/found --junit fuzz.xml
   tcr fuzz --budget 10m --sarif fuzz.sarif     # GitHub code scanning, VS Code
   tcr fuzz --jobs 2 --budget 10m               # both cores of this machine

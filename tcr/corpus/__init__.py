@@ -16,7 +16,8 @@ object at fault.
 Modules, all private; the public API is re-exported here:
 
 * ``_model`` — the format's constants, ``Frame``, ``Recording`` and the checks
-  of each object that reader and writer share;
+  of each object that reader and writer share (``nests_too_deep`` is public, so
+  code that builds a header from outside input can refuse it first);
 * ``_reader`` — ``RecordingReader``, ``read_recording``, ``iter_recordings``;
 * ``_writer`` — ``new_header``, ``RecordingWriter``, ``write_recording``,
   ``write_expectation``;
@@ -25,7 +26,16 @@ Modules, all private; the public API is re-exported here:
 
 from __future__ import annotations
 
-from tcr.corpus._model import FORMAT_VERSION, KINDS, ORIGINS, Frame, Recording
+from tcr.corpus._model import (
+    FORMAT_VERSION,
+    KINDS,
+    MAX_NESTING,
+    MAX_T_NS,
+    ORIGINS,
+    Frame,
+    Recording,
+    nests_too_deep,
+)
 from tcr.corpus._msgpack import MAX_BLOB, MAX_ITEMS
 from tcr.corpus._reader import RecordingReader, iter_recordings, read_recording
 from tcr.corpus._writer import RecordingWriter, new_header, write_expectation, write_recording
@@ -35,12 +45,15 @@ __all__ = [
     "KINDS",
     "MAX_BLOB",
     "MAX_ITEMS",
+    "MAX_NESTING",
+    "MAX_T_NS",
     "ORIGINS",
     "Frame",
     "Recording",
     "RecordingReader",
     "RecordingWriter",
     "iter_recordings",
+    "nests_too_deep",
     "new_header",
     "read_recording",
     "write_expectation",

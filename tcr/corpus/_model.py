@@ -8,7 +8,7 @@ turns it into a ``CorpusError``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -16,6 +16,8 @@ from typing import Any, Final
 __all__ = [
     "FORMAT_VERSION",
     "KINDS",
+    "MAX_NESTING",
+    "MAX_T_NS",
     "NO_TRAILER",
     "ORIGINS",
     "Frame",
@@ -27,6 +29,7 @@ __all__ = [
     "check_expect",
     "check_frame",
     "check_header",
+    "nests_too_deep",
     "type_name",
 ]
 
@@ -35,6 +38,14 @@ KINDS: Final = ("chunks", "ndjson", "sse")
 ORIGINS: Final = ("fuzz", "handmade", "recorded")
 
 NO_TRAILER: Final = "interrupted: no trailer"
+
+#: How deep a header, a frame's meta, a trailer or an expectation may nest (the
+#: map itself is level 1). Far deeper than any request a client sends, and
+#: shallow enough that code walking a recording recursively (``show``'s JSON,
+#: a pretty-printer) stays well inside Python's recursion limit.
+MAX_NESTING: Final = 100
+
+MAX_T_NS: Final = 2**64 - 1  # a frame's time: msgpack's largest integer
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +112,34 @@ def type_name(value: object) -> str:
     )
 
 
+def _sorted_keys(obj: dict[Any, Any]) -> list[Any]:
+    """A map's keys in order for a message; msgpack keys may mix str and bytes."""
+    return sorted(obj, key=lambda key: (type(key).__name__, key))
+
+
+def nests_too_deep(value: object) -> bool:
+    """Whether ``value`` nests deeper than ``MAX_NESTING`` (found without recursing,
+    so a hostile value cannot exhaust the stack)."""
+    pending: list[tuple[object, int]] = [(value, 0)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, dict):
+            children: Iterable[object] = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth == MAX_NESTING:
+            return True
+        pending.extend((child, depth + 1) for child in children)
+    return False
+
+
+def check_nesting(value: object, what: str) -> None:
+    if nests_too_deep(value):
+        raise Invalid(f"{what} nests deeper than {MAX_NESTING} levels")
+
+
 def check_header(header: object) -> dict[str, Any]:
     if not isinstance(header, dict):
         raise Invalid(f"not a tcr recording: the first object is {type_name(header)}, not a map")
@@ -128,6 +167,7 @@ def check_header(header: object) -> dict[str, Any]:
         isinstance(tools, list) and all(isinstance(name, str) for name in tools)
     ):
         raise Invalid("header 'tools' must be a list of str or nil")
+    check_nesting(header, "the header")
     return header
 
 
@@ -136,7 +176,7 @@ def check_frame(obj: list[Any], kind: str, index: int) -> Frame:
         raise Invalid(f"frame {index} is not [t_ns, data(, meta)]: it has {len(obj)} items")
     t_ns, data = obj[0], obj[1]
     meta = obj[2] if len(obj) == 3 else None
-    if not _is_int(t_ns) or t_ns < 0:
+    if not _is_int(t_ns) or not 0 <= t_ns <= MAX_T_NS:
         raise Invalid(f"frame {index} is not [t_ns, data(, meta)]: t_ns is {t_ns!r}")
     wanted, wanted_name = (str, "str") if kind == "chunks" else (bytes, "bin (bytes)")
     if not isinstance(data, wanted):
@@ -146,12 +186,14 @@ def check_frame(obj: list[Any], kind: str, index: int) -> Frame:
         )
     if meta is not None and not isinstance(meta, dict):
         raise Invalid(f"frame {index}: meta is {type_name(meta)}, not a map or nil")
+    check_nesting(meta, f"frame {index}: meta")
     return Frame(t_ns, data, meta)
 
 
 def check_end(obj: dict[str, Any], frames: int, nbytes: int) -> dict[str, Any]:
     if set(obj) != {"end"} or not isinstance(obj["end"], dict):
-        raise Invalid(f"expected a frame or the trailer {{'end': ...}}, got a map {sorted(obj)}")
+        keys = _sorted_keys(obj)
+        raise Invalid(f"expected a frame or the trailer {{'end': ...}}, got a map {keys}")
     end: dict[str, Any] = obj["end"]
     if not isinstance(end.get("complete"), bool):
         raise Invalid("trailer 'complete' must be a bool")
@@ -164,6 +206,7 @@ def check_end(obj: dict[str, Any], frames: int, nbytes: int) -> dict[str, Any]:
             f"trailer counts {end['frames']} frames of {end['bytes']} bytes, "
             f"but the file holds {frames} frames of {nbytes} bytes: frames were lost or added"
         )
+    check_nesting(obj, "the trailer")
     return end
 
 
@@ -176,6 +219,7 @@ def check_expect(expectation: object) -> dict[str, Any]:
     calls = expectation.get("calls", [])
     if not (isinstance(calls, list) and all(isinstance(call, dict) for call in calls)):
         raise Invalid("expectation 'calls' must be a list of maps")
+    check_nesting(expectation, "the expectation")
     return expectation
 
 

@@ -1,4 +1,4 @@
-"""The system under test: events, the format table and the reference ``StreamDetector``."""
+"""The system under test: events, the dialect table and the reference ``StreamDetector``."""
 
 from __future__ import annotations
 

@@ -1,45 +1,37 @@
 """Inside a block: the lexer that finds where a block ends (DESIGN §5, policies 4 and 8).
 
 The printing side (``tcr.detector.core``) hands every character of an open
-block to ``Block.scan``. The lexer skips JSON (or Gemma ``<|"|>``) strings, so a
-closing marker or brace inside a string never ends the block, and carries a
-token split across chunks to the next chunk instead of judging it half-seen.
+block to ``Block.scan``. The lexer skips JSON strings (or strings of the
+dialect's own quote token, Gemma's ``<|"|>``), so a closing marker or brace
+inside a string never ends the block, and carries a token split across chunks
+to the next chunk instead of judging it half-seen. How a body is read (which
+lexer, which quote, whether keys are watched) is data of the dialect record.
 Each character is looked at a constant number of times: closing is O(1)
 amortised per character, never a re-join of the block.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import re
 from collections.abc import Callable, Iterable
-from enum import Enum
 
-from tcr.detector.formats import BY_ID, Closing, Format
+from tcr.detector.formats import SHARING, Closing, alternation
+from tcr.dialects import BodyLexer, Dialect
 
-__all__ = ["CALL_KEYS", "RULES", "Block", "Tokens", "partial_at_end"]
+__all__ = ["CALL_KEYS", "LEXER_TOKENS", "RULES", "Block", "Tokens", "partial_at_end"]
 
 # A call object's top-level keys (every JSON call shape the body parsers accept).
 # Any other key at message start settles that the JSON is an answer (policy 8).
 CALL_KEYS = frozenset({"name", "arguments", "parameters", "type", "function", "id"})
 
-_GEMMA_QUOTE = '<|"|>'
-
-
-class _Lexer(Enum):
-    UNDECIDED = "undecided"  # body is white space so far
-    PLAIN = "plain"  # first closing marker wins (prose, Qwen3-Coder, GLM, reasoning)
-    JSON = "json"  # closing marker only outside JSON strings (policy 4)
-    GEMMA = "gemma"  # closing marker only outside <|"|> strings
-    BEFORE_BRACE = "before_brace"  # Mistral NAME[ARGS] before its {…}
-    BALANCED = "balanced"  # ends at the bracket balancing the first one
-
-
-def _alternation(tokens: Iterable[str]) -> re.Pattern[str]:
-    return re.compile("|".join(re.escape(t) for t in sorted(set(tokens), key=len, reverse=True)))
+# The lexer's own tokens (besides markers and the dialects' body tokens) whose split matters.
+LEXER_TOKENS = ('\\"',)  # an escaped quote inside a JSON string
 
 
 class Tokens:
-    """The tokens one lexer state looks for, compiled once per format."""
+    """The tokens one lexer state looks for, compiled once per opening marker."""
 
     __slots__ = ("busy_re", "firsts", "longest", "prefixes", "regex")
 
@@ -47,7 +39,7 @@ class Tokens:
         self, tokens: Iterable[str], *, extra: str = "", partials: tuple[str, ...] = ()
     ) -> None:
         toks = tuple(tokens)
-        pattern = _alternation(toks).pattern if toks else ""
+        pattern = alternation(toks).pattern if toks else ""
         if extra:
             pattern = f"{pattern}|{extra}" if pattern else extra
         self.regex = re.compile(pattern, re.DOTALL)
@@ -63,24 +55,28 @@ class Tokens:
 
 
 class Rules:
-    """Per-format lexer tables."""
+    """The lexer tables of the dialects sharing one opening marker."""
 
-    def __init__(self, fmt: Format) -> None:
-        closes = fmt.closes if fmt.closing is Closing.MARKER else ()
+    def __init__(self, group: tuple[Dialect, ...]) -> None:
+        first = group[0]
+        closes = first.closes if first.closing is Closing.MARKER else ()
         self.closes = frozenset(closes)
         self.undecided = Tokens(closes, extra=r"\S")
         self.plain = Tokens(closes)
         self.json_out = Tokens(('"', *closes))
         self.string_in = Tokens(('"',), extra=r"\\.", partials=("\\",))
-        self.gemma_out = Tokens((_GEMMA_QUOTE, *closes))
-        self.gemma_in = Tokens((_GEMMA_QUOTE,))
+        quote = first.quote or '"'
+        self.quoted_out = Tokens((quote, *closes))
+        self.quoted_in = Tokens((quote,))
+        self.quote = quote
         self.brace = Tokens(("{",))
         self.balanced = Tokens(('"', "{", "}", "[", "]"))
-        self.call_shape = Tokens(('"', "{", "}", "[", "]", ":", ","))  # bare_json at depth 1
+        # Message-start JSON (an answer_like dialect) at depth 1: keys are watched.
+        self.call_shape = Tokens(('"', "{", "}", "[", "]", ":", ","))
         self.key_start = Tokens((), extra=r"\S")
 
 
-RULES: dict[str, Rules] = {f.id: Rules(f) for f in BY_ID.values()}
+RULES: dict[str, Rules] = {marker: Rules(group) for marker, group in SHARING.items()}
 
 
 def partial_at_end(s: str, start: int, tokens: Tokens) -> int:
@@ -92,79 +88,147 @@ def partial_at_end(s: str, start: int, tokens: Tokens) -> int:
     return n
 
 
+# Judges a top-level string of message-start JSON as soon as it is read: its kind
+# ("key" or "name") and its JSON text -> a rejection reason that settles the block, or None.
+Judge = Callable[[str, str], str | None]
+
+
+class _KeyWatch:
+    """Message-start JSON (policy 8): the top-level keys and the name, read as they stream.
+
+    Anything but a key where one must come settles that the JSON is an answer;
+    the detector judges each key and name as it completes.
+    """
+
+    __slots__ = ("capture", "capture_kind", "expect_key", "last_key")
+
+    def __init__(self) -> None:
+        self.capture: list[str] | None = None  # a top-level key, or the value of "name"
+        self.capture_kind = ""
+        self.expect_key = False
+        self.last_key: str | None = None
+
+    def start_string(self) -> None:
+        if self.expect_key:
+            self.capture, self.capture_kind = [], "key"
+            self.expect_key = False
+        elif self.last_key == "name":
+            self.capture, self.capture_kind = [], "name"
+
+    def end_string(self, judge: Judge) -> str | None:
+        """A captured string ended: the rejection reason it settles, if any."""
+        assert self.capture is not None
+        text = "".join(self.capture)
+        kind = self.capture_kind
+        self.capture = None
+        self.last_key = None
+        if kind == "key":
+            with contextlib.suppress(ValueError):  # undecodable: the judge settles it
+                self.last_key = json.loads(f'"{text}"')
+        return judge(kind, text)
+
+
 class Block:
-    """One open block: its raw text so far and the lexer state that finds its end."""
+    """One open block: its raw text so far and the lexer state that finds its end.
+
+    The dialect record supplies the lexer moves (the lexer a body starts in, the
+    one its first character picks, the string quote, whether keys are watched);
+    this class only runs them.
+    """
 
     __slots__ = (
-        "body_done",
-        "capture",
-        "capture_kind",
+        "awaiting_fence",
         "carry",
         "depth",
-        "expect_key",
-        "fmt",
+        "dialect",
+        "group",
         "in_string",
-        "last_key",
+        "keys",
         "length",
         "lexer",
         "opener",
         "parts",
         "rules",
         "tail",
-        "tokens",
     )
 
-    def __init__(self, fmt: Format, opener: str) -> None:
-        self.fmt = fmt
-        self.rules = RULES[fmt.id]
+    def __init__(self, marker: str, opener: str) -> None:
+        self.group = SHARING[marker]  # the dialects this block may be; its body says which
+        self.dialect = self.group[0]  # how it closes (the group agrees on that)
+        self.rules = RULES[marker]
         self.opener = opener
         self.parts: list[str] = [opener]
         self.length = len(opener)  # raw characters in parts
         self.carry = ""  # a possibly split token at the end: scanned again with the next chunk
         self.in_string = False
         self.depth = 0
-        self.expect_key = False
-        # bare_json: a top-level key, or the value of "name", being read
-        self.capture: list[str] | None = None
-        self.capture_kind = ""
-        self.last_key: str | None = None
-        self.tail = ""  # fenced_json: what follows the balancing brace, while it may be a fence
-        self.body_done = False
-        if fmt.kind == "reasoning":
-            self.lexer = _Lexer.PLAIN
-        elif fmt.keep:  # the body starts with the kept "{"
-            self.lexer = _Lexer.BALANCED
-        else:
-            self.lexer = _Lexer.UNDECIDED
-        self.tokens: Tokens = self.current_tokens()  # refreshed whenever the lexer state moves
+        self.keys = _KeyWatch() if self.dialect.answer_like else None
+        self.tail = ""  # FENCED: what follows the balancing bracket, while it may be a fence
+        self.awaiting_fence = False  # FENCED: the body is done, the fence may follow
+        self.lexer = self.dialect.first_lexer
+
+    # -- the raw text -----------------------------------------------------------------
 
     @property
     def raw(self) -> str:
         return "".join(self.parts) + self.carry + self.tail
 
+    def joined(self) -> str:
+        """The raw text appended so far (without a carried token or fence tail)."""
+        return "".join(self.parts)
+
+    def append(self, text: str) -> None:
+        self.parts.append(text)
+        self.length += len(text)
+
+    def snapshot(self) -> tuple[list[str], int, str]:
+        """The parts, how many there are now, and what is held: an O(1) trace snapshot."""
+        return self.parts, len(self.parts), self.carry + self.tail
+
+    def take_carry(self) -> str:
+        carry, self.carry = self.carry, ""
+        return carry
+
+    def take_tail(self) -> str:
+        tail, self.tail = self.tail, ""
+        return tail
+
+    def quiet(self, chunk: str) -> bool:
+        """Nothing in ``chunk`` can end the block or settle it: the hot path (policy 4)."""
+        return (
+            not self.carry
+            and not self.awaiting_fence
+            and (self.keys is None or self.keys.capture is None)
+            and self.current_tokens().busy_re.search(chunk) is None
+        )
+
+    def body_dialect(self, body: str) -> Dialect:
+        """Whose block this is, by its body: the first of the group that owns it."""
+        return next((d for d in self.group if d.owns(body)), self.dialect)
+
+    # -- the lexer --------------------------------------------------------------------
+
     def current_tokens(self) -> Tokens:
         """The tokens the lexer looks for in its present state."""
         r = self.rules
         lexer = self.lexer
-        if lexer is _Lexer.UNDECIDED:
+        if lexer is BodyLexer.UNDECIDED:
             return r.undecided
-        if lexer is _Lexer.PLAIN:
+        if lexer is BodyLexer.PLAIN:
             return r.plain
-        if lexer is _Lexer.JSON:
+        if lexer is BodyLexer.JSON:
             return r.string_in if self.in_string else r.json_out
-        if lexer is _Lexer.GEMMA:
-            return r.gemma_in if self.in_string else r.gemma_out
-        if lexer is _Lexer.BEFORE_BRACE:
+        if lexer is BodyLexer.QUOTED:
+            return r.quoted_in if self.in_string else r.quoted_out
+        if lexer is BodyLexer.BEFORE_BRACE:
             return r.brace
         if self.in_string:
             return r.string_in
-        if self.fmt.id == "bare_json" and self.depth == 1:
-            return r.key_start if self.expect_key else r.call_shape
+        if self.keys is not None and self.depth == 1:
+            return r.key_start if self.keys.expect_key else r.call_shape
         return r.balanced
 
-    def scan(
-        self, s: str, judge: Callable[[Block], str | None]
-    ) -> tuple[int | None, int, str | None, int]:
+    def scan(self, s: str, judge: Judge) -> tuple[int | None, int, str | None, int]:
         """Advance the lexer over ``s`` from its start.
 
         Returns ``(end, close_len, release, keep)``: ``end`` is where the body
@@ -173,79 +237,77 @@ class Block:
         and ``keep`` (when ``end`` is None) where a possibly split token begins.
         ``judge`` settles a captured top-level string of message-start JSON.
         """
+        keys = self.keys
         i = 0
         n = len(s)
         while i < n:
             tokens = self.current_tokens()
             m = tokens.regex.search(s, i)
+            capture = None if keys is None else keys.capture
             if m is None:
                 keep = partial_at_end(s, i, tokens)
-                if self.capture is not None:
-                    self.capture.append(s[i:keep])
+                if capture is not None:
+                    capture.append(s[i:keep])
                 return None, 0, None, keep
             tok = m.group()
             lexer = self.lexer
             if self.in_string:
                 if len(tok) == 2:  # an escape: the escaped character is never a delimiter
-                    if self.capture is not None:
-                        self.capture.append(s[i : m.end()])
+                    if capture is not None:
+                        capture.append(s[i : m.end()])
                     i = m.end()
                     continue
                 self.in_string = False
-                if self.capture is not None:
-                    self.capture.append(s[i : m.start()])
-                    verdict = judge(self)
+                if keys is not None and capture is not None:
+                    capture.append(s[i : m.start()])
+                    verdict = keys.end_string(judge)
                     if verdict is not None:
                         return m.end(), 0, verdict, n
                 i = m.end()
                 continue
             if tok in self.rules.closes:
                 return m.start(), len(tok), None, n
-            if lexer is _Lexer.UNDECIDED:
+            if lexer is BodyLexer.UNDECIDED:
                 self.lexer = self._decide(tok)
                 i = m.start()  # read the deciding character again, with the new lexer
                 continue
-            if lexer is _Lexer.BEFORE_BRACE:
-                self.lexer = _Lexer.BALANCED
+            if lexer is BodyLexer.BEFORE_BRACE:
+                self.lexer = BodyLexer.BALANCED
                 i = m.start()
                 continue
-            if tok == '"' or tok == _GEMMA_QUOTE:
+            if tok == '"' or tok == self.rules.quote:
                 self.in_string = True
-                if lexer is _Lexer.BALANCED and self.depth == 1 and self.fmt.id == "bare_json":
-                    if self.expect_key:
-                        self.capture, self.capture_kind = [], "key"
-                        self.expect_key = False
-                    elif self.last_key == "name":
-                        self.capture, self.capture_kind = [], "name"
+                if lexer is BodyLexer.BALANCED and self.depth == 1 and keys is not None:
+                    keys.start_string()
                 i = m.end()
                 continue
-            if lexer is _Lexer.BALANCED:
-                if self.expect_key and self.depth == 1:
+            if lexer is BodyLexer.BALANCED:
+                if keys is not None and keys.expect_key and self.depth == 1:
                     # The next thing in a call object must be a key or its end.
                     if tok != "}":
                         return m.end(), 0, "not_a_call", n
-                    self.expect_key = False
+                    keys.expect_key = False
                 if tok == "{" or tok == "[":
                     self.depth += 1
-                    if self.depth == 1 and self.fmt.id == "bare_json":
-                        self.expect_key = tok == "{"
+                    if self.depth == 1 and keys is not None:
+                        keys.expect_key = tok == "{"
                 elif tok == "}" or tok == "]":
                     self.depth -= 1
                     if self.depth <= 0:
                         return m.end(), 0, None, n
-                elif tok == ",":
-                    self.expect_key = True
-                    self.last_key = None
+                elif tok == "," and keys is not None:
+                    keys.expect_key = True
+                    keys.last_key = None
             i = m.end()
         return None, 0, None, n
 
-    def _decide(self, first: str) -> _Lexer:
-        """Pick the body lexer from the body's first non-space character."""
-        fid = self.fmt.id
-        if fid == "bracket_tool_calls":
-            return _Lexer.BALANCED if first == "[" else _Lexer.BEFORE_BRACE
-        if first in "{[":
-            return _Lexer.JSON
-        if fid == "gemma_special" and first == "c":
-            return _Lexer.GEMMA
-        return _Lexer.PLAIN
+    def _decide(self, first: str) -> BodyLexer:
+        """Pick the body lexer from the body's first non-space character.
+
+        The first dialect of the group that names this character decides.
+        """
+        for dialect in self.group:
+            lexer = dialect.lexer_for(first)
+            if lexer is not None:
+                return lexer
+        return self.dialect.lexer_otherwise

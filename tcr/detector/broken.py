@@ -104,8 +104,7 @@ class HoldsNonCallJson(_Broken):
         super().reset()
         self._held: list[Event] = []
 
-    def _captured(self, block: object) -> str | None:
-        super()._captured(block)  # type: ignore[arg-type]
+    def _captured(self, kind: str, text: str) -> str | None:
         return None  # never settle early
 
     def feed(self, chunk: str) -> list[Event]:

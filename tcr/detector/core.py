@@ -17,33 +17,26 @@ from tcr.detector.block import CALL_KEYS, Block
 from tcr.detector.bodies import BodyError, parse_body, strip_markers
 from tcr.detector.events import Event, Reasoning, Rejected, Text, ToolCall
 from tcr.detector.formats import (
+    AT_START_OPENERS,
     BY_ID,
     DISTINCTIVE_OPENERS,
     HOLDBACK_BOUND,
-    OPENING_MARKERS,
+    OPENER_RE,
+    SHARING,
     Closing,
-    Format,
     format_for_model,
 )
 from tcr.detector.machine import FSM, TRANSITIONS, DetectorState, IllegalTransition
+from tcr.dialects import Dialect, Kind
+from tcr.dialects._record import FENCE, FENCE_DONE_RE, FENCE_MAYBE_RE
 
 __all__ = ["DEFAULT_MAX_BLOCK", "StreamDetector", "format_for_model"]
 
 DEFAULT_MAX_BLOCK = 1 << 20
 
-# Policy 3: distinctive markers open anywhere. Longest first, so that at one
-# position the longer marker wins.
-_OPENER_RE = re.compile(
-    "|".join(re.escape(m) for m in sorted(DISTINCTIVE_OPENERS, key=len, reverse=True))
-)
 _OPENER_FIRSTS = frozenset(m[0] for m in DISTINCTIVE_OPENERS)
 _TRIGGER_RE = re.compile("[" + re.escape("".join(sorted(_OPENER_FIRSTS))) + "]")
 _NON_SPACE_RE = re.compile(r"\S")
-
-# After a fenced call's balancing brace: a little white space, then the fence.
-_FENCE_MAX_SPACE = 8
-_FENCE_DONE_RE = re.compile(rf"[ \t\r\n]{{0,{_FENCE_MAX_SPACE}}}```")
-_FENCE_MAYBE_RE = re.compile(rf"[ \t\r\n]{{0,{_FENCE_MAX_SPACE}}}`{{0,2}}")
 
 
 def _prefix_regex(words: Iterable[str]) -> re.Pattern[str]:
@@ -78,7 +71,7 @@ def _hold_start(s: str) -> int:
 
 
 class StreamDetector:
-    """The reference detector: every format row and policy of DESIGN §5.
+    """The reference detector: every registered dialect and every policy of DESIGN §5.
 
     ``tools``: ``None`` accepts any name, a list rejects calls to other names
     (``[]`` rejects every call). ``format``: a learned or seeded format; a hint
@@ -117,12 +110,10 @@ class StreamDetector:
         return DetectorState(
             fsm=self._fsm,
             format=self.format,
-            block_format=block.fmt.id if block else None,
+            block_format=block.dialect.id if block else None,
             pending=self._pending,
             offset=self._offset,
-            _parts=(block.parts, len(block.parts), block.carry + block.tail)
-            if block
-            else ([], 0, ""),
+            _parts=block.snapshot() if block else ([], 0, ""),
         )
 
     def feed(self, chunk: str) -> list[Event]:
@@ -133,19 +124,12 @@ class StreamDetector:
                 # Hot path: no marker here, and none can begin in the tail (policy 2).
                 t = _TRIGGER_RE.search(chunk)
                 if t is None or (
-                    _OPENER_RE.search(chunk, t.start()) is None and _hold_start(chunk) == len(chunk)
+                    OPENER_RE.search(chunk, t.start()) is None and _hold_start(chunk) == len(chunk)
                 ):
                     return [Text(chunk)] if chunk else []
-        elif (
-            not block.carry
-            and block.capture is None
-            and not block.body_done
-            and block.tokens.busy_re.search(chunk) is None
-            and block.length + len(chunk) <= self.max_block
-        ):
+        elif block.length + len(chunk) <= self.max_block and block.quiet(chunk):
             # Hot path inside a block: nothing here can end it (policy 4: O(1) per character).
-            block.parts.append(chunk)
-            block.length += len(chunk)
+            block.append(chunk)
             return []
         out: list[Event] = []
         self._consume(chunk, out)
@@ -156,9 +140,8 @@ class StreamDetector:
         out: list[Event] = []
         block = self._block
         if block is not None:
-            if block.body_done:  # a fenced call whose fence never came: the brace closed it
-                tail = block.tail
-                block.tail = ""
+            if block.awaiting_fence:  # a fenced call whose fence never came: the brace closed it
+                tail = block.take_tail()
                 self._close(block, out)
                 self._consume(tail, out)
             else:
@@ -199,19 +182,15 @@ class StreamDetector:
                 self._emit(s, out)
                 return ""
             self._at_start = False
-            if s[m.start()] == "{":  # policy 3: bare JSON opens only at message start
-                self._emit(s[: m.start()], out)
-                self._open(BY_ID["bare_json"], "", out)
-                return s[m.start() :]
-        m = _OPENER_RE.search(s)
+            start = m.start()
+            for marker in AT_START_OPENERS:  # policy 3: bare JSON opens only at message start
+                if s.startswith(marker, start):
+                    self._emit(s[:start], out)
+                    return self._open(marker, s, start, start + len(marker))
+        m = OPENER_RE.search(s)
         if m is not None:
             self._emit(s[: m.start()], out)
-            fmt = OPENING_MARKERS[m.group()]
-            # Policy 1: the marker was matched on accumulated text; its kept
-            # characters (fenced_json's "{") belong to the body.
-            cut = m.end() - fmt.keep
-            self._open(fmt, s[m.start() : cut], out)
-            return s[cut:]
+            return self._open(m.group(), s, m.start(), m.end())
         # Policy 2: hold back only a tail that could still become a marker.
         hold = _hold_start(s)
         self._emit(s[:hold], out)
@@ -234,19 +213,25 @@ class StreamDetector:
         else:
             out.append(Text(text))
 
-    def _open(self, fmt: Format, opener: str, out: list[Event]) -> None:
+    def _open(self, marker: str, s: str, start: int, end: int) -> str:
+        """Open a block on ``marker`` at ``s[start:end]``; returns the text after the opener.
+
+        Policy 1: the marker was matched on accumulated text; its kept characters
+        (fenced_json's and bare_json's "{") belong to the body.
+        """
         self._go("open")
-        self._block = Block(fmt, opener)
+        cut = end - SHARING[marker][0].keep
+        self._block = Block(marker, s[start:cut])
+        return s[cut:]
 
     # -- inside a block -----------------------------------------------------
 
     def _feed_block(self, block: Block, text: str, out: list[Event]) -> str | None:
         """Read ``text`` into the block. Returns the text after the block, or None."""
-        if block.body_done:
+        if block.awaiting_fence:
             return self._feed_fence(block, text, out)
         limit = self.max_block - block.length
-        s = block.carry + text
-        block.carry = ""
+        s = block.take_carry() + text
         end, close_len, release, keep = block.scan(s, self._captured)
         stop = keep if end is None else end + close_len
         if end is None and keep < len(s):
@@ -255,60 +240,48 @@ class StreamDetector:
             # Policy 13: the cut falls at exactly max_block characters of the
             # block, whatever the chunking, so every chunking agrees.
             cut = max(limit, 0)
-            block.parts.append(s[:cut])
-            block.length += cut
+            block.append(s[:cut])
             self._reject(block, "too_long", out, trigger="too_long")
             return s[cut:]
         if end is None:
             block.carry = s[keep:]
             if keep:
-                block.parts.append(s[:keep])
-                block.length += keep
-            block.tokens = block.current_tokens()
+                block.append(s[:keep])
             self._go("body")
             return None
-        block.parts.append(s[:end])
-        block.length += end
+        block.append(s[:end])
         if release is not None:
             self._reject(block, release, out, trigger="release")
             return s[end:]
-        if block.fmt.closing is Closing.FENCED:
-            block.body_done = True
+        if block.dialect.closing is Closing.FENCED:
+            block.awaiting_fence = True
             return self._feed_fence(block, s[end:], out)
-        block.parts.append(s[end : end + close_len])
-        block.length += close_len
+        block.append(s[end : end + close_len])
         self._close(block, out)
         return s[end + close_len :]
 
     def _feed_fence(self, block: Block, text: str, out: list[Event]) -> str | None:
-        t = block.tail + text
-        block.tail = ""
-        m = _FENCE_DONE_RE.match(t)
+        t = block.take_tail() + text
+        m = FENCE_DONE_RE.match(t)
         if m is not None:
-            block.parts.append(m.group())
+            block.append(m.group())
             self._close(block, out)
             return t[m.end() :]
-        if _FENCE_MAYBE_RE.fullmatch(t):
+        if FENCE_MAYBE_RE.fullmatch(t):
             block.tail = t
             return None
         self._close(block, out)
         return t
 
-    def _captured(self, block: Block) -> str | None:
+    def _captured(self, kind: str, text: str) -> str | None:
         """A top-level string of a message-start JSON object was read: is it still a call?"""
-        assert block.capture is not None
-        text = "".join(block.capture)
-        kind = block.capture_kind
-        block.capture = None
         try:
             value = json.loads(f'"{text}"')
         except ValueError:
             return "not_a_call"
         if kind == "key":
-            block.last_key = value
             # Policy 8: a key no call has settles that this JSON is an answer.
             return None if value in CALL_KEYS else "not_a_call"
-        block.last_key = None
         # Policy 7, as early as it is certain.
         if self.tools is not None and value not in self.tools:
             return "undeclared"
@@ -322,62 +295,66 @@ class StreamDetector:
         self._verdict(block, out, closed=True, marked=True)
 
     def _end_unclosed(self, block: Block, out: list[Event]) -> None:
-        block.parts.append(block.carry)
-        block.carry = ""
+        block.append(block.take_carry())
         self._block = None
         self._go("close")
-        self._verdict(block, out, closed=block.fmt.closed_by_end, marked=False)
+        self._verdict(block, out, closed=block.dialect.closed_by_end, marked=False)
 
     def _reject(self, block: Block, reason: str, out: list[Event], *, trigger: str) -> None:
         self._block = None
         self._go(trigger)
-        raw = "".join(block.parts)
-        out.append(Rejected(raw, self._shown(block.fmt, raw, marked=False), block.fmt.id, reason))
+        raw = block.joined()
+        dialect = block.body_dialect(raw[len(block.opener) :])
+        out.append(Rejected(raw, self._shown(dialect, raw, marked=False), dialect.id, reason))
 
     @staticmethod
-    def _shown(fmt: Format, raw: str, *, marked: bool) -> str:
+    def _shown(dialect: Dialect, raw: str, *, marked: bool) -> str:
         # Policy 12 (policy 8: JSON that is not a call is shown verbatim). An
         # unclosed block keeps a closing-marker look-alike that sat in a string.
-        return raw if fmt.id == "bare_json" else strip_markers(fmt.id, raw, closed=marked)
+        if dialect.answer_like:
+            return raw
+        return strip_markers(dialect.id, raw, closed=marked)
 
     def _verdict(self, block: Block, out: list[Event], *, closed: bool, marked: bool) -> None:
         """Judge a finished block. ``marked``: it ended on its closing marker or bracket."""
-        fmt = block.fmt
-        raw = "".join(block.parts)
+        raw = block.joined()
         body = self._call_body(block, raw, marked=marked)
-        if fmt.kind == "reasoning":
-            out.append(Reasoning(body, raw, fmt.id))
+        dialect = block.body_dialect(body)
+        if dialect.kind == Kind.REASONING:
+            out.append(Reasoning(body, raw, dialect.id))
             return
         try:
-            calls = parse_body(fmt.id, body)
+            calls = parse_body(dialect.id, body)
         except BodyError as exc:
             if not closed:
                 reason = "unterminated"
-            elif fmt.id == "bare_json":
+            elif dialect.answer_like:
                 reason = "not_a_call"
             else:
                 reason = exc.reason
-            out.append(Rejected(raw, self._shown(fmt, raw, marked=marked), fmt.id, reason))
+            shown = self._shown(dialect, raw, marked=marked)
+            out.append(Rejected(raw, shown, dialect.id, reason))
             return
         if self.tools is not None and any(c.name not in self.tools for c in calls):
-            out.append(Rejected(raw, self._shown(fmt, raw, marked=marked), fmt.id, "undeclared"))
+            shown = self._shown(dialect, raw, marked=marked)
+            out.append(Rejected(raw, shown, dialect.id, "undeclared"))
             return
-        self.format = fmt.id
+        self.format = dialect.id
         for k, call in enumerate(calls):
-            out.append(ToolCall(call.name, call.arguments, raw if k == 0 else "", fmt.id))
+            out.append(ToolCall(call.name, call.arguments, raw if k == 0 else "", dialect.id))
 
     @staticmethod
     def _call_body(block: Block, raw: str, *, marked: bool) -> str:
         body = raw[len(block.opener) :]
-        fmt = block.fmt
+        dialect = block.dialect
         if not marked:
             return body
-        if fmt.closing is Closing.MARKER:
-            for close in fmt.closes:
+        if dialect.closing is Closing.MARKER:
+            for close in dialect.closes:
                 if body.endswith(close):
                     return body[: -len(close)]
-        elif fmt.closing is Closing.FENCED:
-            return body.rstrip().removesuffix("```")
+        elif dialect.closing is Closing.FENCED:
+            return body.rstrip().removesuffix(FENCE)
         return body
 
 

@@ -24,7 +24,14 @@ from tcr.stream.decode import (
     decode_bytes,
     decode_chunks,
 )
-from tcr.stream.deltas import CallAssembler, Delta, NativeCall, ToolCallFragment
+from tcr.stream.deltas import (
+    CallAssembler,
+    Delta,
+    NativeCall,
+    SurrogateJoiner,
+    ToolCallFragment,
+    scrub_surrogates,
+)
 from tcr.stream.encode import (
     SSE_DONE,
     ChunkOrder,
@@ -52,6 +59,7 @@ __all__ = [
     "SSEDecoder",
     "SSEEvent",
     "StreamDecoder",
+    "SurrogateJoiner",
     "ToolCallFragment",
     "chat_chunk",
     "compact_json",
@@ -60,5 +68,6 @@ __all__ = [
     "decode_bytes",
     "decode_chunks",
     "detect_framing",
+    "scrub_surrogates",
     "sse_event",
 ]

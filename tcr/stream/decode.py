@@ -23,7 +23,7 @@ from types import MappingProxyType
 from typing import Protocol
 
 from tcr.errors import DecodeError
-from tcr.stream.deltas import CallAssembler, Delta, NativeCall
+from tcr.stream.deltas import CallAssembler, Delta, NativeCall, SurrogateJoiner, printable_delta
 from tcr.stream.ndjson import NDJSONDecoder, NDJSONLine
 from tcr.stream.payloads import (
     JSONObject,
@@ -136,6 +136,8 @@ class StreamDecoder:
         self._deltas: list[Delta] = []
         self._errors: list[str] = []
         self._calls = CallAssembler()
+        self._content_pairs = SurrogateJoiner()
+        self._reasoning_pairs = SurrogateJoiner()
         self._finish_reason: str | None = None
         self._done = False
         self._unfinished: str | None = None
@@ -162,6 +164,9 @@ class StreamDecoder:
 
     def finish(self) -> list[Delta]:
         """End of stream: flush what is held and note an unterminated tail."""
+        return self._finish_body() + self._finish_surrogates()
+
+    def _finish_body(self) -> list[Delta]:
         if self._kind == "chunks":
             text = self._utf8.decode(b"", final=True)
             return self._apply(Delta(content=text)) if text else []
@@ -172,6 +177,13 @@ class StreamDecoder:
                 self._unfinished = "\n".join(tail)
             return []
         return [d for line in self._ndjson.finish() for d in self._on_line(line)]
+
+    def _finish_surrogates(self) -> list[Delta]:
+        """A high surrogate still waiting for its low half, as U+FFFD."""
+        content, reasoning = self._content_pairs.finish(), self._reasoning_pairs.finish()
+        if not (content or reasoning):
+            return []
+        return self._apply(Delta(content=content or None, reasoning=reasoning or None))
 
     def result(self) -> Decoded:
         """What the stream said so far (after :meth:`finish`: all of it)."""
@@ -247,7 +259,9 @@ class StreamDecoder:
         if self._framing is None:
             self._framing = detect_framing(obj)
             if self._framing is None:
-                keys = ", ".join(sorted(obj)[:8]) or "none"
+                # repr() a key that would break the message's one printable line
+                shown = (key if key.isprintable() else repr(key) for key in sorted(obj)[:8])
+                keys = ", ".join(shown) or "none"
                 raise DecodeError(
                     f"{where}: unrecognised payload (keys: {keys}); expected an OpenAI "
                     'chat-completion chunk ("choices"), a llama.cpp /completion chunk '
@@ -255,14 +269,20 @@ class StreamDecoder:
                 )
         return self._framing
 
-    def _apply(self, delta: Delta) -> list[Delta]:
+    def _apply(self, raw: Delta) -> list[Delta]:
+        for fragment in raw.tool_calls:
+            # the raw fragments: a pair split between two argument pieces rejoins
+            self._calls.add(fragment)
+        delta = printable_delta(
+            raw,
+            content=self._content_pairs.feed(raw.content) if raw.content else raw.content,
+            reasoning=self._reasoning_pairs.feed(raw.reasoning) if raw.reasoning else raw.reasoning,
+        )
         self._deltas.append(delta)
         if delta.content:
             self._content.append(delta.content)
         if delta.reasoning:
             self._reasoning.append(delta.reasoning)
-        for fragment in delta.tool_calls:
-            self._calls.add(fragment)
         if delta.finish_reason is not None:
             self._finish_reason = delta.finish_reason
         if delta.error is not None:

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 import tcr.corpora
+import tcr.dialects
 from tcr.corpus import read_recording
 from tcr.replay import run
 from tcr.stream import decode
@@ -18,10 +19,7 @@ NATIVE = [p for p in RECORDED if p.name.startswith("native_")]
 
 def test_there_is_a_recording_per_dialect_and_native_ones() -> None:
     dialects = {str(read_recording(p).labels["dialect"]) for p in RECORDED}
-    assert dialects >= {
-        "gemma_special", "tool_call_tag", "tools_tag", "fenced_json",
-        "bracket_tool_calls", "python_tag", "bare_json", "think", "native",
-    }  # fmt: skip
+    assert dialects == {d.id for d in tcr.dialects.DIALECTS} | {"native"}
 
 
 @pytest.mark.parametrize("path", RECORDED, ids=lambda p: p.stem)

@@ -37,22 +37,22 @@ def rejection(format_id: str, body: str) -> BodyError:
 
 def test_hermes_call_with_newlines_around_the_json() -> None:
     body = '\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n'
-    assert parse_body("tool_call_tag", body) == [call("get_weather", city="Paris")]
+    assert parse_body("hermes", body) == [call("get_weather", city="Paris")]
 
 
 def test_arguments_are_canonical_whatever_the_spacing() -> None:
     body = '{"name":"get_weather","arguments":{"city":"Paris","days":3}}'
-    assert parse_body("tool_call_tag", body)[0].arguments == '{"city": "Paris", "days": 3}'
+    assert parse_body("hermes", body)[0].arguments == '{"city": "Paris", "days": 3}'
 
 
 def test_arguments_given_as_a_json_string() -> None:
     body = '{"name": "get_weather", "arguments": "{\\"city\\": \\"Paris\\"}"}'
-    assert parse_body("tool_call_tag", body) == [call("get_weather", city="Paris")]
+    assert parse_body("hermes", body) == [call("get_weather", city="Paris")]
 
 
 def test_parameters_key_is_read_like_arguments() -> None:
     body = '{"name": "get_weather", "parameters": {"city": "Paris"}}'
-    assert parse_body("tool_call_tag", body) == [call("get_weather", city="Paris")]
+    assert parse_body("hermes", body) == [call("get_weather", city="Paris")]
 
 
 def test_openai_nested_function_object() -> None:
@@ -60,14 +60,14 @@ def test_openai_nested_function_object() -> None:
         '{"id": "call_0", "type": "function", '
         '"function": {"name": "get_weather", "arguments": "{\\"city\\": \\"Paris\\"}"}}'
     )
-    assert parse_body("tool_call_tag", body) == [call("get_weather", city="Paris")]
+    assert parse_body("hermes", body) == [call("get_weather", city="Paris")]
 
 
 def test_llama32_function_name_without_a_name_key_is_not_a_call() -> None:
     # PR #2262: Llama-3.2-1B wrote this as a {-prefixed answer; without "name" it is content.
     body = '{"type": "function", "function": "get_weather", "parameters": {"city": "Paris"}}'
     with pytest.raises(BodyError) as caught:
-        parse_body("tool_call_tag", body)
+        parse_body("hermes", body)
     assert caught.value.reason == "not_a_call"
 
 
@@ -83,124 +83,124 @@ def test_nested_arguments_are_kept() -> None:
         invitees=[{"id": 1}],
         draft=False,
     )
-    assert parse_body("tool_call_tag", body) == [expected]
+    assert parse_body("hermes", body) == [expected]
 
 
 def test_string_with_braces_quotes_escapes_and_closing_marker() -> None:
     content = 'print("{x}")\\n</tool_call>\t\\\\ done'
     body = json.dumps({"name": "write_file", "arguments": {"content": content}})
-    assert parse_body("tool_call_tag", body) == [call("write_file", content=content)]
+    assert parse_body("hermes", body) == [call("write_file", content=content)]
 
 
 def test_unicode_escapes_become_characters() -> None:
     body = '{"name": "say", "arguments": {"text": "caf\\u00e9 \\ud83c\\udf0d"}}'
-    assert parse_body("tool_call_tag", body)[0].arguments == '{"text": "café 🌍"}'
+    assert parse_body("hermes", body)[0].arguments == '{"text": "café 🌍"}'
 
 
 def test_emoji_stays_literal() -> None:
     body = '{"name": "react", "arguments": {"emoji": "👍🏽", "note": "日本語"}}'
-    assert parse_body("tool_call_tag", body) == [call("react", emoji="👍🏽", note="日本語")]
+    assert parse_body("hermes", body) == [call("react", emoji="👍🏽", note="日本語")]
 
 
 def test_raw_newline_inside_a_json_string_is_accepted() -> None:
     body = '{"name": "write_file", "arguments": {"content": "line 1\nline 2"}}'
-    assert parse_body("tool_call_tag", body) == [call("write_file", content="line 1\nline 2")]
+    assert parse_body("hermes", body) == [call("write_file", content="line 1\nline 2")]
 
 
 def test_missing_arguments_in_a_marked_block_mean_no_arguments() -> None:
-    assert parse_body("tool_call_tag", '{"name": "get_time"}') == [call("get_time")]
+    assert parse_body("hermes", '{"name": "get_time"}') == [call("get_time")]
 
 
 def test_blank_string_arguments_mean_no_arguments() -> None:
     body = '{"name": "get_time", "arguments": ""}'
-    assert parse_body("tool_call_tag", body) == [call("get_time")]
+    assert parse_body("hermes", body) == [call("get_time")]
 
 
 def test_extra_keys_beside_arguments_are_ignored() -> None:
     body = '{"id": "call_7", "name": "get_time", "arguments": {}, "index": 0}'
-    assert parse_body("tool_call_tag", body) == [call("get_time")]
+    assert parse_body("hermes", body) == [call("get_time")]
 
 
 # --- not a call ------------------------------------------------------------------------
 
 
 def test_object_without_name_is_not_a_call() -> None:
-    assert rejection("tool_call_tag", '{"answer": 42}').reason == "not_a_call"
+    assert rejection("hermes", '{"answer": 42}').reason == "not_a_call"
 
 
 def test_list_of_numbers_is_not_a_call() -> None:
-    assert rejection("tool_call_tag", "[1, 2, 3]").reason == "not_a_call"
+    assert rejection("hermes", "[1, 2, 3]").reason == "not_a_call"
 
 
 def test_json_string_is_not_a_call() -> None:
-    assert rejection("tool_call_tag", '"get_weather"').reason == "not_a_call"
+    assert rejection("hermes", '"get_weather"').reason == "not_a_call"
 
 
 def test_missing_arguments_beside_unknown_keys_is_not_a_call() -> None:
-    assert rejection("tool_call_tag", '{"name": "Alice", "age": 31}').reason == "not_a_call"
+    assert rejection("hermes", '{"name": "Alice", "age": 31}').reason == "not_a_call"
 
 
 def test_arguments_that_are_an_array_are_not_a_call() -> None:
-    error = rejection("tool_call_tag", '{"name": "f", "arguments": [1, 2]}')
+    error = rejection("hermes", '{"name": "f", "arguments": [1, 2]}')
     assert (error.reason, "array" in error.detail) == ("not_a_call", True)
 
 
 def test_arguments_string_that_is_not_an_object_is_not_a_call() -> None:
-    error = rejection("tool_call_tag", '{"name": "f", "arguments": "city=Paris"}')
+    error = rejection("hermes", '{"name": "f", "arguments": "city=Paris"}')
     assert error.reason == "not_a_call"
 
 
 def test_null_arguments_are_not_a_call() -> None:
-    assert rejection("tool_call_tag", '{"name": "f", "arguments": null}').reason == "not_a_call"
+    assert rejection("hermes", '{"name": "f", "arguments": null}').reason == "not_a_call"
 
 
 def test_empty_name_is_not_a_call() -> None:
-    assert rejection("tool_call_tag", '{"name": " ", "arguments": {}}').reason == "not_a_call"
+    assert rejection("hermes", '{"name": " ", "arguments": {}}').reason == "not_a_call"
 
 
 def test_nested_function_of_another_type_is_not_a_call() -> None:
     body = '{"type": "retrieval", "function": {"name": "f", "arguments": {}}}'
-    assert rejection("tool_call_tag", body).reason == "not_a_call"
+    assert rejection("hermes", body).reason == "not_a_call"
 
 
 # --- malformed -------------------------------------------------------------------------
 
 
 def test_invalid_json_is_malformed() -> None:
-    error = rejection("tool_call_tag", '{"name": "get_weather", "arguments": {"city": "Paris"}')
+    error = rejection("hermes", '{"name": "get_weather", "arguments": {"city": "Paris"}')
     assert error.reason == "malformed"
     assert "offset" in error.detail
 
 
 def test_text_after_the_json_value_is_malformed() -> None:
     body = '{"name": "get_time", "arguments": {}} Let me check.'
-    assert rejection("tool_call_tag", body).reason == "malformed"
+    assert rejection("hermes", body).reason == "malformed"
 
 
-def test_two_objects_in_one_tool_call_tag_are_malformed() -> None:
+def test_two_objects_in_one_hermes_block_are_malformed() -> None:
     body = '{"name": "a", "arguments": {}}\n{"name": "b", "arguments": {}}'
-    assert rejection("tool_call_tag", body).reason == "malformed"
+    assert rejection("hermes", body).reason == "malformed"
 
 
 @pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity", "1e999"])
 def test_non_finite_numbers_are_malformed(number: str) -> None:
     body = '{"name": "f", "arguments": {"x": NUMBER}}'.replace("NUMBER", number)
-    assert rejection("tool_call_tag", body).reason == "malformed"
+    assert rejection("hermes", body).reason == "malformed"
 
 
 def test_lone_surrogate_escape_in_arguments_is_malformed() -> None:
     body = '{"name": "say", "arguments": {"text": "broken \\ud83c here"}}'
-    assert rejection("tool_call_tag", body).reason == "malformed"
+    assert rejection("hermes", body).reason == "malformed"
 
 
 def test_lone_surrogate_escape_in_the_name_is_malformed() -> None:
     body = '{"name": "say\\udc00", "arguments": {}}'
-    assert rejection("tool_call_tag", body).reason == "malformed"
+    assert rejection("hermes", body).reason == "malformed"
 
 
 def test_integer_too_long_to_convert_is_malformed() -> None:
     body = '{"name": "f", "arguments": {"x": NUMBER}}'.replace("NUMBER", "9" * 5000)
-    assert rejection("tool_call_tag", body).reason == "malformed"
+    assert rejection("hermes", body).reason == "malformed"
 
 
 @pytest.mark.parametrize("format_id", CALL_FORMATS)
@@ -223,7 +223,7 @@ def test_unknown_format_is_malformed() -> None:
 
 
 def test_body_error_is_a_tcr_error_with_reason_and_detail() -> None:
-    error = rejection("tool_call_tag", "{")
+    error = rejection("hermes", "{")
     assert isinstance(error, TcrError)
     assert str(error) == f"malformed: {error.detail}"
 
@@ -243,7 +243,7 @@ celsius
 
 
 def test_qwen3_coder_function_with_parameters() -> None:
-    assert parse_body("tool_call_tag", QWEN_CODER) == [
+    assert parse_body("qwen3_coder", QWEN_CODER) == [
         call("get_weather", city="Paris", unit="celsius")
     ]
 
@@ -254,36 +254,36 @@ def test_qwen3_coder_multiline_value_keeps_its_inner_lines() -> None:
         "</function>"
     )
     expected = call("write_file", content="def f():\n    return 1")
-    assert parse_body("tool_call_tag", body) == [expected]
+    assert parse_body("qwen3_coder", body) == [expected]
 
 
 def test_qwen3_coder_trims_only_one_newline_at_each_end() -> None:
     body = "<function=write_file>\n<parameter=content>\n\nx\n\n</parameter>\n</function>"
-    assert parse_body("tool_call_tag", body) == [call("write_file", content="\nx\n")]
+    assert parse_body("qwen3_coder", body) == [call("write_file", content="\nx\n")]
 
 
 def test_qwen3_coder_value_that_is_a_json_object_is_parsed() -> None:
     body = '<function=query>\n<parameter=filter>\n{"age": {"$gt": 3}}\n</parameter>\n</function>'
-    assert parse_body("tool_call_tag", body) == [call("query", filter={"age": {"$gt": 3}})]
+    assert parse_body("qwen3_coder", body) == [call("query", filter={"age": {"$gt": 3}})]
 
 
 def test_qwen3_coder_value_that_is_a_json_array_is_parsed() -> None:
     body = '<function=tag>\n<parameter=labels>\n[1, "a"]\n</parameter>\n</function>'
-    assert parse_body("tool_call_tag", body) == [call("tag", labels=[1, "a"])]
+    assert parse_body("qwen3_coder", body) == [call("tag", labels=[1, "a"])]
 
 
 def test_qwen3_coder_bracketed_text_that_is_not_json_stays_text() -> None:
     body = "<function=note>\n<parameter=text>\n[draft] call Bob\n</parameter>\n</function>"
-    assert parse_body("tool_call_tag", body) == [call("note", text="[draft] call Bob")]
+    assert parse_body("qwen3_coder", body) == [call("note", text="[draft] call Bob")]
 
 
 def test_qwen3_coder_numbers_stay_strings_without_a_schema() -> None:
     body = "<function=set_volume>\n<parameter=level>\n7\n</parameter>\n</function>"
-    assert parse_body("tool_call_tag", body) == [call("set_volume", level="7")]
+    assert parse_body("qwen3_coder", body) == [call("set_volume", level="7")]
 
 
 def test_qwen3_coder_zero_parameters() -> None:
-    assert parse_body("tool_call_tag", "<function=get_time>\n</function>") == [call("get_time")]
+    assert parse_body("qwen3_coder", "<function=get_time>\n</function>") == [call("get_time")]
 
 
 def test_qwen3_coder_value_that_mentions_the_closing_tag() -> None:
@@ -292,39 +292,39 @@ def test_qwen3_coder_value_that_mentions_the_closing_tag() -> None:
         "</function>"
     )
     expected = call("write_file", content="close with </parameter> then")
-    assert parse_body("tool_call_tag", body) == [expected]
+    assert parse_body("qwen3_coder", body) == [expected]
 
 
 def test_qwen3_coder_repeated_parameter_keeps_the_last_value() -> None:
     body = (
         "<function=f>\n<parameter=x>\n1\n</parameter>\n<parameter=x>\n2\n</parameter>\n</function>"
     )
-    assert parse_body("tool_call_tag", body) == [call("f", x="2")]
+    assert parse_body("qwen3_coder", body) == [call("f", x="2")]
 
 
 def test_qwen3_coder_empty_parameter_name_is_malformed() -> None:
     body = "<function=f>\n<parameter=>\n1\n</parameter>\n</function>"
-    assert rejection("tool_call_tag", body).reason == "malformed"
+    assert rejection("qwen3_coder", body).reason == "malformed"
 
 
 def test_qwen3_coder_two_functions_in_one_block() -> None:
     body = "<function=a>\n</function>\n<function=b>\n<parameter=x>\n1\n</parameter>\n</function>"
-    assert parse_body("tool_call_tag", body) == [call("a"), call("b", x="1")]
+    assert parse_body("qwen3_coder", body) == [call("a"), call("b", x="1")]
 
 
 def test_qwen3_coder_unclosed_parameter_is_malformed() -> None:
     body = "<function=get_weather>\n<parameter=city>\nParis\n</function>"
-    assert rejection("tool_call_tag", body).reason == "malformed"
+    assert rejection("qwen3_coder", body).reason == "malformed"
 
 
 def test_qwen3_coder_text_between_parameters_is_malformed() -> None:
     body = "<function=f>\nI will now call it\n<parameter=x>\n1\n</parameter>\n</function>"
-    assert rejection("tool_call_tag", body).reason == "malformed"
+    assert rejection("qwen3_coder", body).reason == "malformed"
 
 
 def test_qwen3_coder_missing_function_close_is_malformed() -> None:
     body = "<function=f>\n<parameter=x>\n1\n</parameter>\n"
-    assert rejection("tool_call_tag", body).reason == "malformed"
+    assert rejection("qwen3_coder", body).reason == "malformed"
 
 
 # --- GLM-4.5 ---------------------------------------------------------------------------
@@ -335,32 +335,30 @@ def test_glm_name_then_key_value_pairs() -> None:
         "get_weather\n<arg_key>city</arg_key>\n<arg_value>Beijing</arg_value>\n"
         "<arg_key>date</arg_key>\n<arg_value>2024-06-27</arg_value>\n"
     )
-    assert parse_body("tool_call_tag", body) == [
-        call("get_weather", city="Beijing", date="2024-06-27")
-    ]
+    assert parse_body("glm45", body) == [call("get_weather", city="Beijing", date="2024-06-27")]
 
 
 def test_glm47_pairs_without_newlines() -> None:
     body = "get_weather<arg_key>city</arg_key><arg_value>Beijing</arg_value>"
-    assert parse_body("tool_call_tag", body) == [call("get_weather", city="Beijing")]
+    assert parse_body("glm45", body) == [call("get_weather", city="Beijing")]
 
 
 def test_glm_name_alone_is_a_call_without_arguments() -> None:
-    assert parse_body("tool_call_tag", "get_time\n") == [call("get_time")]
+    assert parse_body("glm45", "get_time\n") == [call("get_time")]
 
 
 def test_glm_value_that_is_json_is_parsed() -> None:
     body = 'search<arg_key>filters</arg_key><arg_value>{"lang": "en"}</arg_value>'
-    assert parse_body("tool_call_tag", body) == [call("search", filters={"lang": "en"})]
+    assert parse_body("glm45", body) == [call("search", filters={"lang": "en"})]
 
 
 def test_glm_prose_instead_of_a_name_is_malformed() -> None:
-    assert rejection("tool_call_tag", "I cannot call tools.").reason == "malformed"
+    assert rejection("glm45", "I cannot call tools.").reason == "malformed"
 
 
 def test_glm_unclosed_value_is_malformed() -> None:
     body = "get_weather<arg_key>city</arg_key><arg_value>Beijing"
-    assert rejection("tool_call_tag", body).reason == "malformed"
+    assert rejection("glm45", body).reason == "malformed"
 
 
 # --- <tools> ---------------------------------------------------------------------------
@@ -584,8 +582,8 @@ def test_python_tag_with_a_non_call_is_not_a_call() -> None:
     ("format_id", "raw", "shown"),
     [
         ("gemma_special", "<|tool_call>call:f{a:<tool_call|>", "call:f{a:"),
-        ("tool_call_tag", "<tool_call>{bad</tool_call>", "{bad"),
-        ("tool_call_tag", "<tool_call>\n{bad}\n</tool_call>", "\n{bad}\n"),
+        ("hermes", "<tool_call>{bad</tool_call>", "{bad"),
+        ("hermes", "<tool_call>\n{bad}\n</tool_call>", "\n{bad}\n"),
         ("tools_tag", "<tools>[1, 2]</tools>", "[1, 2]"),
         ("fenced_json", '```json\n{"a": 1}\n```', '{"a": 1}\n'),
         ("fenced_json", '```xml\n{"a": 1}', '{"a": 1}'),
@@ -604,14 +602,14 @@ def test_strip_markers_removes_the_format_markers(format_id: str, raw: str, show
     ("format_id", "raw", "shown"),
     [
         ("gemma_special", "<|tool_call>call:f{a:1", "call:f{a:1"),
-        ("tool_call_tag", "<tool_call>{bad", "{bad"),
+        ("hermes", "<tool_call>{bad", "{bad"),
         ("tools_tag", "<tools>[1,", "[1,"),
         ("fenced_json", '```json\n{"a": ', '{"a": '),
         ("bracket_tool_calls", "[TOOL_CALLS][{", "[{"),
         ("python_tag", '<|python_tag|>{"name": "f"', '{"name": "f"'),
         ("bare_json", '{"answer": ', '{"answer": '),
         ("think", "<think>hmm", "hmm"),
-        ("tool_call_tag", "<tool_call>", ""),
+        ("hermes", "<tool_call>", ""),
     ],
 )
 def test_strip_markers_tolerates_an_unterminated_block(
@@ -622,7 +620,7 @@ def test_strip_markers_tolerates_an_unterminated_block(
 
 def test_strip_markers_keeps_a_closing_marker_inside_an_unterminated_string() -> None:
     raw = '<tool_call>{"content": "</tool_call>'
-    assert strip_markers("tool_call_tag", raw, closed=False) == '{"content": "</tool_call>'
+    assert strip_markers("hermes", raw, closed=False) == '{"content": "</tool_call>'
 
 
 @pytest.mark.parametrize("format_id", ["native", "no_such_format"])
@@ -694,9 +692,9 @@ def test_parse_body_raises_only_body_error(format_id: str, body: str) -> None:
 
 
 REAL_BODIES = [
-    ("tool_call_tag", '{"name": "f", "arguments": {"city": "Paris", "n": [1, 2.5, {"a": null}]}}'),
-    ("tool_call_tag", QWEN_CODER),
-    ("tool_call_tag", 'f\n<arg_key>a</arg_key>\n<arg_value>{"b": [1]}</arg_value>\n'),
+    ("hermes", '{"name": "f", "arguments": {"city": "Paris", "n": [1, 2.5, {"a": null}]}}'),
+    ("qwen3_coder", QWEN_CODER),
+    ("glm45", 'f\n<arg_key>a</arg_key>\n<arg_value>{"b": [1]}</arg_value>\n'),
     ("gemma_special", 'call:f{s:<|"|>a, {x}<|"|>,n:-1.5e2,t:true,o:{a:null},l:[1,[]]}call:g{}'),
     ("python_tag", '{"name": "a", "parameters": {"q": "x;y"}}; {"name": "b", "parameters": {}}'),
     ("bracket_tool_calls", 'f[CALL_ID]abc[ARGS]{"city": "Paris"}'),
@@ -749,13 +747,13 @@ names = st.text(min_size=1).filter(str.strip)
     ensure_ascii=st.booleans(),
 )
 @pytest.mark.slow
-def test_json_call_round_trips_through_tool_call_tag(
+def test_json_call_round_trips_through_hermes(
     name: str, arguments: dict[str, object], key: str, as_string: bool, ensure_ascii: bool
 ) -> None:
     value: object = json.dumps(arguments) if as_string else arguments
     body = json.dumps({"name": name, key: value}, ensure_ascii=ensure_ascii)
     expected = ParsedCall(name, json.dumps(arguments, ensure_ascii=False))
-    assert parse_body("tool_call_tag", body) == [expected]
+    assert parse_body("hermes", body) == [expected]
 
 
 def gemma_text(value: object) -> str:

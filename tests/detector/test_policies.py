@@ -55,7 +55,7 @@ def test_braces_inside_strings_do_not_count() -> None:
 
 def test_closed_block_that_does_not_parse_is_malformed() -> None:
     raw = "<tool_call>{not json}</tool_call>"
-    assert run([raw]) == [Rejected(raw, "{not json}", "tool_call_tag", "malformed")]
+    assert run([raw]) == [Rejected(raw, "{not json}", "hermes", "malformed")]
 
 
 def test_no_tools_list_accepts_any_name() -> None:
@@ -80,7 +80,7 @@ def test_several_blocks_with_text_between_and_after() -> None:
 
 def test_seeded_detector_emits_what_a_cold_one_emits() -> None:
     text = f"x {CALL} y"
-    for fmt in ["tool_call_tag", "fenced_json", "native", None]:
+    for fmt in ["hermes", "fenced_json", "native", None]:
         for _, chunks in chunkings(text, randoms=10):
             assert run(chunks, format=fmt) == run(chunks)
 
@@ -96,7 +96,7 @@ def test_reset_keeps_the_learned_format_and_clears_the_message() -> None:
     detector = StreamDetector()
     detector.feed(CALL + " <tool")
     detector.reset()
-    assert detector.format == "tool_call_tag"
+    assert detector.format == "hermes"
     assert detector.state.pending == "" and detector.state.fsm is FSM.PRINTING
     assert detector.finish() == []
 
@@ -128,7 +128,7 @@ def test_rejected_content_strips_the_format_markers(raw: str, shown: str) -> Non
 def test_block_longer_than_max_block_is_rejected_and_printing_resumes() -> None:
     text = "<tool_call>" + "x" * 100 + "</tool_call> after"
     whole = run([text], max_block=50)
-    assert whole[0] == Rejected(text[:50], "x" * 39, "tool_call_tag", "too_long")
+    assert whole[0] == Rejected(text[:50], "x" * 39, "glm45", "too_long")
     assert whole[1:] == [Text(text[50:])]
     for label, chunks in chunkings(text, randoms=30):
         assert run(chunks, max_block=50) == whole, label
@@ -156,7 +156,7 @@ def test_state_shows_the_block_being_read() -> None:
     state = detector.state
     assert (state.fsm, state.block_format, state.block) == (
         FSM.IN_BLOCK,
-        "tool_call_tag",
+        "hermes",
         '<tool_call>{"name": "f"',
     )
     detector.feed(', "arguments": {}}</tool_')
@@ -168,7 +168,7 @@ def test_state_shows_the_block_being_read() -> None:
     ("model", "fmt"),
     [
         ("gemma-4-27b-it", "gemma_special"),
-        ("Qwen/Qwen2.5-7B-Instruct", "tool_call_tag"),
+        ("Qwen/Qwen2.5-7B-Instruct", "hermes"),
         ("mistral-small-24b", "bracket_tool_calls"),
         ("Meta-Llama-3.1-8B-Instruct", "python_tag"),
         ("SmolLM2-135M-Instruct", None),

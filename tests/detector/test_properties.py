@@ -9,10 +9,10 @@ from hypothesis import strategies as st
 from tcr.detector import HOLDBACK_BOUND, Event
 from tcr.detector.core import StreamDetector
 from tcr.detector.events import merge_text as merge
-from tcr.detector.formats import FORMATS
+from tcr.detector.formats import FORMATS, MARKERS
 
 PIECES = sorted(
-    {m for f in FORMATS for m in (*f.opens, *f.closes)}
+    {*MARKERS}
     | {m[: len(m) // 2] for f in FORMATS for m in f.opens}
     | {'{"name": "f", "arguments": {"a": 1}}', '"', "\\", "}", "{", "]", "[", ":", ",", ";"}
     | {

@@ -23,7 +23,7 @@ def test_marker_split_as_the_mlx_engine_sent_it_still_opens_the_block() -> None:
         '"arguments": {}}',
         "</tool_call>",
     ]
-    assert run(chunks) == [ToolCall("get_weather", "{}", "".join(chunks), "tool_call_tag")]
+    assert run(chunks) == [ToolCall("get_weather", "{}", "".join(chunks), "hermes")]
 
 
 def test_marker_split_as_llama_server_tokenizes_it_still_opens_the_block() -> None:
@@ -43,7 +43,7 @@ def test_marker_split_as_llama_server_tokenizes_it_still_opens_the_block() -> No
         "_call",
         ">",
     ]
-    assert run(chunks) == [ToolCall("f", "{}", "".join(chunks), "tool_call_tag")]
+    assert run(chunks) == [ToolCall("f", "{}", "".join(chunks), "hermes")]
 
 
 def test_false_start_tool_result_is_flushed_as_text_and_nothing_is_lost() -> None:
@@ -107,7 +107,7 @@ def test_undeclared_tool_name_is_shown_as_content() -> None:
         Rejected(
             CALL,
             '{"name": "get_weather", "arguments": {"city": "Paris"}}',
-            "tool_call_tag",
+            "hermes",
             "undeclared",
         )
     ]
@@ -132,16 +132,14 @@ def test_stream_ending_inside_an_unterminated_block_swallows_nothing() -> None:
     events = run(list(text))
     assert events == [
         Text("Sure. "),
-        Rejected(
-            text[6:], '{"name": "get_weather", "arguments": {"ci', "tool_call_tag", "unterminated"
-        ),
+        Rejected(text[6:], '{"name": "get_weather", "arguments": {"ci', "hermes", "unterminated"),
     ]
 
 
 def test_unclosed_block_whose_body_is_a_complete_call_becomes_a_call() -> None:
     # Several families close a call by ending the message (PR #879).
     text = '<tool_call>{"name": "f", "arguments": {}}'
-    assert run(list(text)) == [ToolCall("f", "{}", text, "tool_call_tag")]
+    assert run(list(text)) == [ToolCall("f", "{}", text, "hermes")]
 
 
 def test_two_calls_in_one_chunk_are_two_calls() -> None:
@@ -173,4 +171,4 @@ def test_escaped_quote_split_across_chunks_stays_inside_the_string() -> None:
 def test_unterminated_block_keeps_a_closing_marker_that_sat_in_a_string() -> None:
     text = '<tool_call>{"name": "echo", "arguments": {"s": "</tool_call>'
     events = run(list(text))
-    assert events == [Rejected(text, text[len("<tool_call>") :], "tool_call_tag", "unterminated")]
+    assert events == [Rejected(text, text[len("<tool_call>") :], "hermes", "unterminated")]

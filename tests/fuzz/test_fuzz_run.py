@@ -66,9 +66,9 @@ def test_the_same_seed_gives_the_same_run() -> None:
 def test_another_seed_gives_another_search() -> None:
     detector = BROKEN["merges_calls_in_one_chunk"]
     found = {
-        summary(run(detector=detector, max_examples=3000, seed=s, save=None))[4] for s in (1, 2)
+        summary(run(detector=detector, max_examples=3000, seed=s, save=None))[4] for s in (1, 2, 3)
     }
-    assert len(found) == 2  # the example that first fails differs
+    assert len(found) > 1  # the example that first fails differs
 
 
 class _Clock:
@@ -137,7 +137,7 @@ def test_a_failure_found_by_mutation_keeps_what_it_can(tmp_path: Path) -> None:
     report = run(
         detector=BROKEN["per_chunk_markers"],
         max_examples=500,
-        formats=["tool_call_tag"],
+        formats=["hermes"],
         corpus=[ROOT / "regressions" / "split_marker_mlx.msgpack"],
         save=tmp_path,
     )

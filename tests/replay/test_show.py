@@ -362,7 +362,7 @@ def test_render_lists_events_and_pass(sse_file: Path) -> None:
     text = rendered(summary_of(sse_file))
 
     assert "Text 'Let me check.··↵'" in text
-    assert 'ToolCall get_weather({"city": "Paris"})  [tool_call_tag]' in text
+    assert 'ToolCall get_weather({"city": "Paris"})  [hermes]' in text
     assert "PASS" in text and "FAIL" not in text
 
 

@@ -323,10 +323,10 @@ def test_c_continues_to_the_next_time_a_format_opens() -> None:
     chunks = ["a <tool_call>", '{"name": "f", "arguments": {}}</tool_call> b ', "<tool_call>", "{}"]
 
     async def test(app: DebuggerApp, pilot: Any) -> None:
-        app.target = next(t for t in tui_app.nav.targets() if t.value == "tool_call_tag")
+        app.target = next(t for t in tui_app.nav.targets() if t.value == "hermes")
         await pilot.press("c")  # row 0 opened the first block; row 1 only closed it
         assert app.row == 2
-        assert "format   tool_call_tag  block tool_call_tag" in detail(app)
+        assert "format   hermes  block hermes" in detail(app)
 
     drive(make_app(None, chunks=chunks), test)
 

@@ -85,7 +85,7 @@ def test_each_step_knows_the_state_before_and_after() -> None:
     assert (view.before.label, view.after.label) == ("matching_prefix", "in_block")
     assert view.before.pending == "<tool_call"
     assert view.after.block == "<tool_call>"
-    assert view.after.block_format == "tool_call_tag"
+    assert view.after.block_format == "hermes"
 
 
 def test_rows_that_change_state_are_the_fsm_moves() -> None:

@@ -84,7 +84,7 @@ def test_breakpoints_are_drawn_from_the_transition_and_format_tables() -> None:
         (0, Target("state", "in_block"), 8),
         (0, Target("state", "matching_prefix"), None),  # entered at row 0, not after it
         (-1, Target("state", "matching_prefix"), 0),
-        (0, Target("format", "tool_call_tag"), 8),
+        (0, Target("format", "hermes"), 8),
         (8, Target("state", "printing"), 35),
         (0, Target("format", "think"), None),
     ],
@@ -99,7 +99,7 @@ def test_run_to_a_format_finds_a_block_opened_and_closed_in_one_chunk() -> None:
     chunks = ['Hi <tool_call>{"name": "f", "arguments": {}}</tool_call>', " ok"]
     run = traced(None, chunks=chunks)
     assert run.view(0).after.block_format is None  # type: ignore[union-attr]
-    assert nav.run_to(run, -1, Target("format", "tool_call_tag")) == 0
+    assert nav.run_to(run, -1, Target("format", "hermes")) == 0
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,281 @@
+"""Reading call bodies: strict JSON, the call shapes models write, XML-ish pairs.
+
+The pieces every dialect's body parser is made of. Every failure is a
+``BodyError`` whose ``reason`` the detector copies into ``Rejected(reason=...)``:
+``malformed`` (does not parse as the dialect) or ``not_a_call`` (valid JSON that
+is not call-shaped). Nothing else escapes: the fuzz harness holds the parsers to
+"parse, or raise the one error", as h11's does.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from tcr.errors import TcrError
+
+__all__ = [
+    "BodyError",
+    "ParsedCall",
+    "call",
+    "call_from_json",
+    "canonical_arguments",
+    "check_name",
+    "decode_at",
+    "decode_whole",
+    "json_call",
+    "json_calls",
+    "skip_space",
+    "text_arguments",
+    "unmarked_json_call",
+    "walk",
+]
+
+Reason = Literal["malformed", "not_a_call"]
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedCall:
+    """One call found in a block; ``arguments`` is canonical JSON-object text."""
+
+    name: str
+    arguments: str
+
+
+class BodyError(TcrError):
+    """A block body that is not a call; the detector turns it into ``Rejected``."""
+
+    def __init__(self, reason: Reason, detail: str) -> None:
+        super().__init__(f"{reason}: {detail}")
+        self.reason: Reason = reason
+        self.detail = detail
+
+
+# --- strict JSON -----------------------------------------------------------------
+
+
+def _reject_constant(name: str) -> object:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e999 would come back out as the non-JSON "Infinity"
+        raise ValueError(f"{text} overflows a float")
+    return value
+
+
+# strict=False: models writing code into an argument often put raw newlines and
+# tabs inside JSON strings; the meaning is unambiguous and the canonical text
+# re-escapes them. NaN/Infinity are refused because canonical text must be JSON.
+_DECODER = json.JSONDecoder(
+    strict=False, parse_constant=_reject_constant, parse_float=_finite_float
+)
+
+
+def decode_at(text: str, pos: int) -> tuple[object, int]:
+    """One JSON value starting at ``pos`` (no leading white space), and where it ends."""
+    try:
+        return _DECODER.raw_decode(text, pos)
+    except json.JSONDecodeError as exc:
+        raise BodyError("malformed", f"invalid JSON: {exc.msg} at offset {exc.pos}") from None
+    except (ValueError, RecursionError) as exc:  # huge ints, NaN, 1e999, deep nesting
+        raise BodyError(
+            "malformed", f"invalid JSON value starting at offset {pos}: {exc}"
+        ) from None
+
+
+def decode_whole(text: str) -> object:
+    """The single JSON value that is all of ``text`` (white space around allowed)."""
+    start = len(text) - len(text.lstrip())
+    value, end = decode_at(text, start)
+    if text[end:].strip():
+        raise BodyError("malformed", f"text after the JSON value at offset {end}")
+    return value
+
+
+def canonical_arguments(value: object) -> str:
+    """The canonical text of an arguments object: ``json.dumps(obj, ensure_ascii=False)``."""
+    if not isinstance(value, dict):
+        raise BodyError("not_a_call", f"arguments are a {_json_kind(value)}, not an object")
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (ValueError, TypeError, RecursionError) as exc:
+        raise BodyError("malformed", f"arguments are not representable as JSON: {exc}") from None
+    if not _is_unicode(text):
+        raise BodyError("malformed", "arguments hold a lone surrogate escape (\\ud800-\\udfff)")
+    return text
+
+
+def _is_unicode(text: str) -> bool:
+    # json accepts "\ud800" alone, but such a str cannot be encoded: it would crash
+    # whatever writes the call out (a recording, a terminal), far from the cause.
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _json_kind(value: object) -> str:
+    kinds = {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}
+    return kinds.get(type(value), "number" if isinstance(value, int | float) else "non-JSON value")
+
+
+# --- JSON call shapes ------------------------------------------------------------
+
+# Keys that may sit beside "name" when arguments are missing (see _flat_call).
+_ENVELOPE_KEYS = frozenset({"name", "type", "id"})
+
+
+def call_from_json(obj: object, *, arguments_optional: bool = False) -> ParsedCall | None:
+    """The call a decoded JSON value spells, or ``None`` if it is not call-shaped.
+
+    Accepted: ``{"name", "arguments" | "parameters"}`` (arguments an object, or a
+    string holding one, or a blank string meaning ``{}``); OpenAI's
+    ``{"type": "function", "function": {…}}``. Llama 3.2's
+    ``{"type": "function", "function": NAME, "parameters": {…}}`` has no
+    ``name`` and is not a call: PR #2262 settled that such JSON is content, and
+    DESIGN's bare_json row asks for ``name``. Missing
+    arguments mean ``{}`` only when ``arguments_optional`` (a distinctive marker
+    already said "this is a call") and nothing but ``name``/``type``/``id`` is
+    present. Never raises.
+    """
+    found = _call_or_error(obj, arguments_optional)
+    return found if isinstance(found, ParsedCall) else None
+
+
+def _not_a_call(detail: str) -> BodyError:
+    return BodyError("not_a_call", detail)
+
+
+def _call_or_error(obj: object, arguments_optional: bool) -> ParsedCall | BodyError:
+    """The call, or the error saying why ``obj`` is not one (returned, not raised)."""
+    if not isinstance(obj, dict):
+        return _not_a_call(f"a JSON {_json_kind(obj)} is not a call object")
+    if "name" in obj or "function" not in obj:
+        return _flat_call(obj, arguments_optional)
+    if obj.get("type", "function") != "function":
+        return _not_a_call(f'"type" is {obj.get("type")!r}, not "function"')
+    function = obj["function"]
+    if isinstance(function, dict):
+        return _flat_call(function, arguments_optional)
+    return _not_a_call(f'"function" is a {_json_kind(function)}, not an object with a "name"')
+
+
+def _flat_call(obj: dict[str, object], arguments_optional: bool) -> ParsedCall | BodyError:
+    name = obj.get("name")
+    if not isinstance(name, str) or not name.strip():
+        return _not_a_call('an object without a non-empty string "name"')
+    if not _is_unicode(name):
+        return BodyError("malformed", "the name holds a lone surrogate escape")
+    for key in ("arguments", "parameters"):
+        if key in obj:
+            return _with_arguments(name, obj[key], key)
+    # A bare {"name": "Alice"} is an answer as often as a call: only a marker makes it one.
+    if arguments_optional and obj.keys() <= _ENVELOPE_KEYS:
+        return ParsedCall(name, "{}")
+    return _not_a_call(f'{name!r} has no "arguments" or "parameters"')
+
+
+def _with_arguments(name: str, value: object, key: str) -> ParsedCall | BodyError:
+    if isinstance(value, str):  # OpenAI style: the arguments object serialised as a string
+        if not value.strip():
+            return ParsedCall(name, "{}")
+        try:
+            value = decode_whole(value)
+        except BodyError:
+            return _not_a_call(f"{key!r} of {name!r} is a string that is not a JSON object")
+    try:
+        return ParsedCall(name, canonical_arguments(value))
+    except BodyError as exc:
+        return BodyError(exc.reason, f"{key!r} of {name!r}: {exc.detail}")
+
+
+def call(obj: object, arguments_optional: bool) -> ParsedCall:
+    found = _call_or_error(obj, arguments_optional)
+    if isinstance(found, BodyError):
+        raise found
+    return found
+
+
+def json_call(body: str, arguments_optional: bool = True) -> list[ParsedCall]:
+    return [call(decode_whole(body), arguments_optional)]
+
+
+def json_calls(body: str) -> list[ParsedCall]:
+    """A call object, or a non-empty array of them (``<tools>``, ``[TOOL_CALLS]``)."""
+    value = decode_whole(body)
+    if not isinstance(value, list):
+        return [call(value, True)]
+    if not value:
+        raise BodyError("not_a_call", "an empty array holds no call")
+    return [call(item, True) for item in value]
+
+
+# --- names and XML-ish pairs ------------------------------------------------------
+
+# A tool name written outside JSON: a letter or "_" first, then word characters,
+# "." or "-" (MCP-style "server.tool", "shell-exec"). No white space, so prose is refused.
+_NAME = re.compile(r"[^\W\d][\w.\-]*")
+
+
+def check_name(name: str, where: str) -> str:
+    if not _NAME.fullmatch(name):
+        raise BodyError("malformed", f"{name[:40]!r} is not a tool name ({where})")
+    return name
+
+
+def _text_value(raw: str) -> object:
+    """An XML-ish argument value: text, or JSON when it plainly is an object or array.
+
+    Exactly one newline is trimmed at each end because the templates put the
+    value on its own line; more would eat white space the value really has.
+    """
+    value = raw.removeprefix("\n").removesuffix("\n")
+    if value[:1] in ("{", "["):
+        try:
+            return decode_whole(value)
+        except BodyError:
+            pass  # "[draft] notes" is text, not broken JSON
+    return value
+
+
+def walk(pattern: re.Pattern[str], text: str, what: str) -> list[tuple[str, str]]:
+    """Consecutive matches of a two-group pattern covering all of ``text``."""
+    found: list[tuple[str, str]] = []
+    pos = 0
+    while pos < len(text):
+        match = pattern.match(text, pos)
+        if match is None:
+            raise BodyError(
+                "malformed", f"expected {what} at offset {pos}: {text[pos : pos + 30]!r}"
+            )
+        found.append((match.group(1), match.group(2)))
+        pos = match.end()
+    return found
+
+
+def text_arguments(pairs: list[tuple[str, str]]) -> str:
+    """Arguments from XML-ish key/value pairs; a repeated key keeps its last value, as in JSON."""
+    arguments: dict[str, object] = {}
+    for key, value in pairs:
+        if not key.strip():
+            raise BodyError("malformed", "an argument with an empty name")
+        arguments[key.strip()] = _text_value(value)
+    return canonical_arguments(arguments)
+
+
+def skip_space(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos].isspace():
+        pos += 1
+    return pos
+
+
+def unmarked_json_call(body: str) -> list[ParsedCall]:
+    # ```json fences and bare "{" also open on ordinary JSON answers, so missing
+    # arguments are not read as a call there (DESIGN: "name + arguments/parameters").
+    return json_call(body, arguments_optional=False)

@@ -1,0 +1,257 @@
+"""The ``Dialect`` record: everything tcr knows about one tool-call dialect (DESIGN §5).
+
+A dialect module builds one record; the detector's FSM table, its body parsers
+and lexer, the fuzz writers, the regression cases and the recording grammars
+are all read from these records, so a dialect lives in one place. Pure data
+and pure functions: no Hypothesis, no I/O, no upper folder.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum, StrEnum
+from typing import Any, Protocol, TypeVar
+
+from tcr.dialects._calls import ParsedCall
+
+__all__ = [
+    "FENCE",
+    "FENCE_DONE_RE",
+    "FENCE_MAYBE_RE",
+    "BodyLexer",
+    "Call",
+    "Choices",
+    "Closing",
+    "Dialect",
+    "Draws",
+    "Example",
+    "Grammar",
+    "Kind",
+    "RegressionCase",
+    "Rendered",
+    "Tools",
+]
+
+T = TypeVar("T")
+
+
+class Closing(Enum):
+    """How a block ends."""
+
+    MARKER = "marker"  # the first closing marker outside a string of the body
+    BALANCED = "balanced"  # the bracket that balances the body's first one
+    FENCED = "fenced"  # BALANCED, then an optional ``` fence (with a little white space)
+
+
+# After a FENCED block's balancing bracket: a little white space, then the fence.
+FENCE = "```"
+_FENCE_MAX_SPACE = 8
+FENCE_DONE_RE = re.compile(rf"[ \t\r\n]{{0,{_FENCE_MAX_SPACE}}}{FENCE}")
+FENCE_MAYBE_RE = re.compile(rf"[ \t\r\n]{{0,{_FENCE_MAX_SPACE}}}`{{0,2}}")
+
+
+class Kind(StrEnum):
+    CALL = "call"
+    REASONING = "reasoning"
+
+
+class BodyLexer(Enum):
+    """How the lexer reads a block body to find its end (policy 4)."""
+
+    UNDECIDED = "undecided"  # body is white space so far
+    PLAIN = "plain"  # first closing marker wins (prose, XML-ish bodies, reasoning)
+    JSON = "json"  # closing marker only outside JSON strings
+    QUOTED = "quoted"  # closing marker only outside strings of the dialect's own quote token
+    BEFORE_BRACE = "before_brace"  # a name and its tags before the {…} that balances
+    BALANCED = "balanced"  # ends at the bracket balancing the first one
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One call a correct detector emits: its name and its parsed arguments."""
+
+    name: str
+    arguments: Mapping[str, Any] = field(default_factory=dict, hash=False)
+
+    def as_map(self) -> dict[str, Any]:
+        return {"name": self.name, "arguments": dict(self.arguments)}
+
+
+Tools = tuple[str, ...] | None
+JsonStyle = tuple[bool, int]  # (ensure_ascii, spacing: 0 compact, 1 json.dumps, 2 indented)
+
+
+class Choices(Protocol):
+    """A stream of choices (``tcr.fuzz.source.Source`` reads them from drawn bytes)."""
+
+    def below(self, n: int) -> int: ...
+
+    def choice(self, options: Sequence[T]) -> T: ...
+
+    def flag(self) -> bool: ...
+
+    def count(self, most: int) -> int: ...
+
+
+class Draws(Protocol):
+    """What a renderer asks for; ``tcr.fuzz`` answers from drawn bytes.
+
+    The head choices (variant, flavor, count, names, style, options) sit at fixed
+    offsets so that shrinking one keeps the others; ``tail`` and the value
+    drawers read arguments call after call.
+    """
+
+    @property
+    def tail(self) -> Choices: ...
+
+    def variant(self, options: Sequence[str]) -> str: ...
+
+    def flavor(self, options: Sequence[str]) -> str: ...
+
+    def count(self, most: int) -> int: ...
+
+    def name(self, k: int) -> str: ...
+
+    def style(self) -> JsonStyle: ...
+
+    def option(self, k: int, options: Sequence[T]) -> T: ...
+
+    def arguments(self, *, markup: bool = True) -> dict[str, Any]: ...
+
+    def string(self, *, markup: bool = True) -> str: ...
+
+    def json_style(self) -> JsonStyle: ...
+
+    def prose(self) -> str: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Rendered:
+    """A block as a renderer wrote it, with the verdict DESIGN §5 asks for.
+
+    ``raw == opener + body + closer``; ``opener`` is the marker as policy 12 strips
+    it (a kept ``{`` stays in the body). ``shown_closer`` is the part of ``closer``
+    a rejection still shows. ``fragile`` lists body spans ``(start, end)`` that
+    cannot parse while cut short.
+    """
+
+    dialect: str
+    variant: str
+    opener: str
+    body: str
+    closer: str = ""
+    shown_closer: str = ""
+    calls: tuple[Call, ...] = ()
+    accepted: bool = False
+    fragile: tuple[tuple[int, int], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Example:
+    """A realistic message: text, the dialect's block(s), text; and the calls in the block.
+
+    A reasoning dialect's block holds reasoning, not calls.
+    """
+
+    before: str
+    block: str
+    after: str
+    calls: tuple[Call, ...] = ()
+
+    @property
+    def text(self) -> str:
+        return self.before + self.block + self.after
+
+
+@dataclass(frozen=True, slots=True)
+class Grammar:
+    """A GBNF request that forces the dialect from ``llama-server`` (scripts/dialects.py).
+
+    ``expect`` reads the expectation off the model's output with a regular
+    expression, independently of tcr's detector.
+    """
+
+    name: str  # recording file stem
+    note: str
+    prompt: str
+    root: str  # the GBNF ``root`` rule; the shared rules are added by the script
+    expect: Callable[[str], dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class RegressionCase:
+    """A realistic message in the dialect, pinned as a bundled regression recording.
+
+    ``model`` names the backend that wrote it (``tcr.corpora`` knows how each one
+    frames its stream and which tokens its tokenizer keeps whole). ``shown``,
+    ``calls`` and ``reasoning`` are what a correct detector makes of ``text``.
+    """
+
+    file: str
+    bug: str
+    note: str
+    model: str
+    ask: str
+    text: str
+    tools: tuple[str, ...] | None
+    shown: str = ""
+    calls: tuple[Call, ...] = ()
+    reasoning: str = ""
+    system: str | None = None
+    offered: tuple[str, ...] | None = None  # tools in the request, when not the declared ones
+    extra: tuple[tuple[str, Any], ...] = ()  # more request fields
+
+
+Parser = Callable[[str], list[ParsedCall]]
+Renderer = Callable[[Draws, Tools], Rendered]
+
+
+def _any_body(body: str) -> bool:
+    return True
+
+
+@dataclass(frozen=True, slots=True)
+class Dialect:
+    """One dialect: its markers, how its blocks are read, written, forced and pinned.
+
+    Dialects that share an opening marker (``<tool_call>``: hermes, qwen3_coder,
+    glm45) must agree on closing; which one a block is comes from its body
+    (``owns``), in registry order, the first of them when none owns it.
+    """
+
+    id: str
+    summary: str
+    opens: tuple[str, ...]
+    closes: tuple[str, ...]
+    closing: Closing
+    parse: Parser | None  # None: not a call dialect (reasoning)
+    render: Renderer
+    example: Example
+    grammars: tuple[Grammar, ...]
+    cases: tuple[RegressionCase, ...]
+    parser_names: tuple[str, ...] = ()  # the engines' --tool-call-parser / reasoning names
+    special_tokens: frozenset[str] = frozenset()  # markers that are one token to the model
+    anywhere: bool = True  # False: only while all content so far is white space
+    kind: Kind = Kind.CALL
+    keep: int = 0  # trailing characters of the opening marker that belong to the body
+    closed_by_end: bool = False  # end of message is a normal close, not "unterminated"
+    # The opener also starts plain JSON answers: JSON that is not call-shaped is
+    # "not_a_call", shown verbatim, and released as soon as it is certain (policy 8).
+    answer_like: bool = False
+    first_lexer: BodyLexer = BodyLexer.UNDECIDED  # the lexer a body starts in
+    lexer_by_first: tuple[tuple[str, BodyLexer], ...] = ()  # first body character -> lexer
+    lexer_otherwise: BodyLexer = BodyLexer.PLAIN
+    quote: str = ""  # the QUOTED lexer's string delimiter (a token, no escapes)
+    owns: Callable[[str], bool] = _any_body  # this block body is this dialect's
+    model_seeds: tuple[str, ...] = ()  # model-name patterns that usually write it
+    tokens: tuple[str, ...] = ()  # body tokens where chunk boundaries matter
+    markup: tuple[str, ...] = ()  # marker text fuzz puts inside argument strings
+
+    def lexer_for(self, first: str) -> BodyLexer | None:
+        """The body lexer a body starting with ``first`` needs, if this dialect names one."""
+        for chars, lexer in self.lexer_by_first:
+            if first in chars:
+                return lexer
+        return None

@@ -1,0 +1,184 @@
+"""Pieces the renderers are made of: call objects and their near misses, JSON and XML-ish text.
+
+A renderer writes drawn calls the ways models do and states the verdict the
+contract asks for: the calls when the body is call-shaped and every name is
+declared (policy 7), else a rejection showing the body without its markers
+(policy 12).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from tcr.dialects._record import Call, Dialect, Draws, JsonStyle, Rendered, Tools
+
+__all__ = [
+    "FLAVORS",
+    "MAX_CALLS",
+    "XML_FLAVORS",
+    "BodyText",
+    "Calls",
+    "json_calls",
+    "json_text",
+    "rendered",
+    "xml_arguments",
+]
+
+# How a block goes wrong, most often not at all; shrinking ends on "call".
+FLAVORS = ("call", "call", "call", "missing_name", "name_only", "not_a_call")
+XML_FLAVORS = ("call", "call", "call", "missing_name")
+_SHAPES = ("arguments", "parameters", "arguments_first", "openai")
+_XML_KEYS = ("city", "query", "days", "limit", "path", "content", "unit")
+MAX_CALLS = 3
+
+
+def json_text(value: object, style: JsonStyle = (False, 0)) -> str:
+    """``value`` as JSON text: compact, spaced or indented, with ``\\uXXXX`` escapes or not."""
+    ascii_only, spacing = style
+    if spacing == 0:
+        return json.dumps(value, ensure_ascii=ascii_only, separators=(",", ":"))
+    if spacing == 1:
+        return json.dumps(value, ensure_ascii=ascii_only)
+    return json.dumps(value, ensure_ascii=ascii_only, indent=2)
+
+
+def _declared(name: str, tools: Tools) -> bool:
+    return tools is None or name in tools  # policy 7: [] declares nothing
+
+
+def _call_object(
+    draws: Draws, name: str, flavor: str, *, optional: bool, markup: bool
+) -> tuple[object, Call | None]:
+    """A JSON call object (or a near miss) and the call it is, if any.
+
+    ``optional``: a bare ``{"name"}`` is a call with no arguments (a distinctive
+    marker already said "call"); fenced and bare JSON need the arguments.
+    """
+    src = draws.tail
+    shape = src.choice(_SHAPES)
+    as_string = src.flag()  # OpenAI style: the arguments object serialised as a string
+    args = draws.arguments(markup=markup)
+    value: object = args
+    if as_string:
+        value = json_text(args, draws.json_style()) if args or src.flag() else ""
+    if flavor == "missing_name":
+        return {"arguments": value}, None
+    if flavor == "name_only":
+        return {"name": name}, Call(name, {}) if optional else None
+    if flavor == "not_a_call":
+        return {"answer": args}, None
+    call = Call(name, args)
+    if shape == "parameters":
+        return {"name": name, "parameters": value}, call
+    if shape == "arguments_first":
+        return {"arguments": value, "name": name}, call
+    if shape == "openai":
+        return {"type": "function", "function": {"name": name, "arguments": value}}, call
+    return {"name": name, "arguments": value}, call
+
+
+class Calls:
+    """The calls of one block: the first may be a near miss, the others are calls."""
+
+    def __init__(self, draws: Draws, tools: Tools, *, most: int, flavors: Sequence[str]) -> None:
+        self.flavor = draws.flavor(flavors)
+        self.names = [draws.name(k) for k in range(draws.count(most))]
+        self.declared = all(_declared(n, tools) for n in self.names)
+
+    def accepted(self, *, optional: bool = True) -> bool:
+        ok = self.flavor == "call" or (self.flavor == "name_only" and optional)
+        return ok and self.declared
+
+    def flavors(self) -> list[str]:
+        return [self.flavor] + ["call"] * (len(self.names) - 1)
+
+
+def json_calls(
+    draws: Draws, calls: Calls, *, optional: bool, markup: bool = True
+) -> tuple[list[object], tuple[Call, ...]]:
+    """The call objects of ``calls`` (near misses included) and the calls they are."""
+    objects: list[object] = []
+    found: list[Call] = []
+    for name, flavor in zip(calls.names, calls.flavors(), strict=True):
+        obj, call = _call_object(draws, name, flavor, optional=optional, markup=markup)
+        objects.append(obj)
+        if call is not None:
+            found.append(call)
+    return objects, tuple(found)
+
+
+class BodyText:
+    """A body assembled piece by piece, remembering the spans that cannot parse while cut."""
+
+    def __init__(self) -> None:
+        self.text = ""
+        self.fragile: list[tuple[int, int]] = []
+
+    def add(self, piece: str, *, fragile: bool = False) -> None:
+        if fragile:
+            self.fragile.append((len(self.text), len(self.text) + len(piece)))
+        self.text += piece
+
+
+def rendered(
+    dialect: Dialect, variant: str, body: BodyText, accepted: bool, found: tuple[Call, ...]
+) -> Rendered:
+    """A block written with the dialect's first opening and closing marker."""
+    closer = dialect.closes[0] if dialect.closes else ""
+    return Rendered(
+        dialect.id,
+        variant,
+        dialect.opens[0],
+        body.text,
+        closer,
+        "",
+        found,
+        accepted,
+        tuple(body.fragile),
+    )
+
+
+# --- XML-ish values (Qwen3-Coder, GLM) ------------------------------------------------
+
+
+def _xml_value(draws: Draws, *, wrapped: bool) -> tuple[str, object]:
+    """An XML-ish argument value as written, and what it means: text, or JSON when it is."""
+    src = draws.tail
+    if src.below(4) == 3:
+        value: Any = _no_tags([draws.string(markup=False) for _ in range(src.count(2))])
+        if src.flag():
+            value = {"items": value}
+        return json_text(value, draws.json_style()), value
+    text: str = _no_tags(draws.string(markup=False))
+    if not wrapped:  # one newline at each end is the template's, not the value's
+        text = text.strip("\n")
+    if text[:1] in ("{", "["):  # would be read as JSON if it parsed: keep it text
+        text = "x" + text
+    return text, text
+
+
+def _no_tags(value: Any) -> Any:
+    """``value`` with nothing that could end an XML-ish value early (``</``, ``<arg_``…)."""
+    if isinstance(value, str):
+        for tag in ("</", "<arg_", "<parameter=", "<function="):
+            value = value.replace(tag, tag[0] + " " + tag[1:])
+        return value
+    if isinstance(value, list):
+        return [_no_tags(item) for item in value]
+    if isinstance(value, dict):
+        return {_no_tags(k): _no_tags(v) for k, v in value.items()}
+    return value
+
+
+def xml_arguments(draws: Draws, *, wrapped: bool | None = None) -> list[tuple[str, str, object]]:
+    """Drawn ``(key, value as written, value as meant)`` triples for an XML-ish call."""
+    src = draws.tail
+    keys = list(dict.fromkeys(src.choice(_XML_KEYS) for _ in range(src.count(3))))
+    out = []
+    for key in keys:
+        wrap = src.flag() if wrapped is None else wrapped
+        written, meant = _xml_value(draws, wrapped=wrap)
+        out.append((key, "\n" + written + "\n" if wrap else written, meant))
+    return out

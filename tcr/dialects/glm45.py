@@ -1,0 +1,111 @@
+"""GLM-4.5: ``NAME`` then ``<arg_key>K</arg_key><arg_value>V</arg_value>`` pairs in tags.
+
+vLLM and SGLang call its parser ``glm45``. Values are text (JSON only when they
+plainly are an object or array); no pairs means no arguments.
+"""
+
+from __future__ import annotations
+
+import re
+
+from tcr.dialects._calls import ParsedCall, check_name, text_arguments, walk
+from tcr.dialects._grammars import city_call
+from tcr.dialects._record import (
+    Call,
+    Closing,
+    Dialect,
+    Draws,
+    Example,
+    Grammar,
+    RegressionCase,
+    Rendered,
+    Tools,
+)
+from tcr.dialects._writing import XML_FLAVORS, BodyText, Calls, rendered, xml_arguments
+from tcr.dialects.hermes import CLOSE, OPEN
+
+__all__ = ["DIALECT"]
+
+KEY = "<arg_key>"
+_PAIR = re.compile(
+    r"<arg_key>([^<]*)</arg_key>\s*<arg_value>(.*?)</arg_value>\s*(?=<arg_key>|\Z)", re.S
+)
+_NAME_START = re.compile(r"\s*[^\W\d]")
+
+
+def _parse(body: str) -> list[ParsedCall]:
+    """``NAME\\n<arg_key>K</arg_key>\\n<arg_value>V</arg_value>…``; no pairs, no arguments."""
+    text = body.strip()
+    first = text.find(KEY)
+    head, rest = (text, "") if first < 0 else (text[:first], text[first:])
+    name = check_name(head.strip(), "the name before <arg_key>")
+    return [ParsedCall(name, text_arguments(walk(_PAIR, rest, "a pair")))]
+
+
+def _owns(body: str) -> bool:
+    return _NAME_START.match(body) is not None  # a tool name comes first
+
+
+def _render(draws: Draws, tools: Tools) -> Rendered:
+    calls = Calls(draws, tools, most=1, flavors=XML_FLAVORS)
+    name = "" if calls.flavor == "missing_name" else calls.names[0]
+    body = BodyText()
+    body.add(name + "\n")
+    params = xml_arguments(draws)
+    for key, value, _ in params:
+        body.add(f"{KEY}{key}</arg_key>\n<arg_value>{value}</arg_value>", fragile=True)
+        body.add("\n")
+    found = (Call(name, {key: meant for key, _, meant in params}),) if name else ()
+    return rendered(DIALECT, "pairs", body, calls.accepted(), found)
+
+
+_expect = city_call(
+    rf"(.*?){OPEN}get_weather\n<arg_key>city</arg_key>\n<arg_value>(\w+)</arg_value>\n{CLOSE}(.*)"
+)
+
+
+DIALECT = Dialect(
+    id="glm45",
+    summary="GLM-4.5 NAME<arg_key>K</arg_key><arg_value>V</arg_value> in <tool_call> tags",
+    opens=(OPEN,),
+    closes=(CLOSE,),
+    closing=Closing.MARKER,
+    parse=_parse,
+    render=_render,
+    example=Example(
+        "Checking. ",
+        f"{OPEN}get_weather\n{KEY}city</arg_key>\n<arg_value>Paris</arg_value>\n{CLOSE}",
+        " ok",
+        (Call("get_weather", {"city": "Paris"}),),
+    ),
+    grammars=(
+        Grammar(
+            "tool_call_tag_glm",
+            "GLM <arg_key>/<arg_value> call.",
+            "What is the weather in Paris?",
+            f'sentence "\\n{OPEN}get_weather\\n<arg_key>city</arg_key>\\n<arg_value>" word '
+            f'"</arg_value>\\n{CLOSE}"',
+            _expect,
+        ),
+    ),
+    cases=(
+        RegressionCase(
+            file="format_tool_call_tag_glm.msgpack",
+            bug="format-tool-call-tag-glm",
+            note="Dialect glm45: NAME then <arg_key>/<arg_value> pairs.",
+            model="glm45_air",
+            ask="Three-day forecast for Paris?",
+            text=f"Checking.\n{OPEN}get_weather\n{KEY}city</arg_key>\n"
+            f"<arg_value>Paris</arg_value>\n{KEY}days</arg_key>\n<arg_value>3</arg_value>\n"
+            f"{CLOSE}",
+            tools=("get_weather",),
+            shown="Checking.\n",
+            calls=(Call("get_weather", {"city": "Paris", "days": "3"}),),
+        ),
+    ),
+    parser_names=("glm45",),
+    special_tokens=frozenset({OPEN, CLOSE, KEY, "</arg_key>", "<arg_value>", "</arg_value>"}),
+    owns=_owns,
+    model_seeds=("glm*",),
+    tokens=(KEY, "</arg_value>"),
+)

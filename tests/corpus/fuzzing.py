@@ -1,0 +1,44 @@
+"""Hypothesis settings shared by the hostile-input fuzz tests, and their one property.
+
+Each fuzz test runs a few seconds by default; CI runs longer by setting
+``TCR_FUZZ_EXAMPLES`` (examples per test, e.g. ``TCR_FUZZ_EXAMPLES=5000``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import TypeVar
+
+from hypothesis import HealthCheck, settings
+
+from tcr.errors import TcrError
+
+__all__ = ["clean_or_one_line_error", "fuzz_settings"]
+
+T = TypeVar("T")
+
+
+def fuzz_settings(default_examples: int) -> settings:
+    """``default_examples`` per test, unless ``TCR_FUZZ_EXAMPLES`` says otherwise."""
+    examples = int(os.environ.get("TCR_FUZZ_EXAMPLES") or default_examples)
+    return settings(
+        max_examples=examples,
+        deadline=None,  # the machine is shared: a slow example is not a failure
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    )
+
+
+def clean_or_one_line_error(run: Callable[[], T]) -> T | TcrError:
+    """``run()``'s result, or the ``TcrError`` it raised, whose message must be one line.
+
+    Any other exception propagates and fails the test: the property of every
+    hostile-input surface is "a clean result, or the one documented error".
+    """
+    try:
+        return run()
+    except TcrError as error:
+        message = str(error)
+        assert message and "\n" not in message and "\r" not in message, repr(message)
+        message.encode("utf-8")  # printable: no lone surrogate
+        return error

@@ -1,0 +1,177 @@
+"""The recording reader on hostile files: nesting, mixed key types, and fuzzed
+bundled recordings. Whatever a file holds, reading it (and decoding what was
+read) gives a clean result or one ``CorpusError`` line."""
+
+from __future__ import annotations
+
+import itertools
+import subprocess
+import sys
+from pathlib import Path
+
+import msgpack  # type: ignore[import-untyped]
+import pytest
+from corpus.fuzzing import clean_or_one_line_error, fuzz_settings
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tcr.corpora import bundled
+from tcr.corpus import MAX_NESTING, read_recording, write_recording
+from tcr.errors import CorpusError
+from tcr.stream import decode
+
+HEADER = msgpack.packb({"tcr": 1, "id": "x", "kind": "sse"})
+DEEP_META = HEADER + b"\x93\x00\xc4\x01a" + b"\x81\xa1a" * 900 + b"\x00"
+MIXED_TRAILER_KEYS = HEADER + b"\x82\xa3end\x80\xc4\x01k\x02"
+
+
+def nested(depth: int) -> object:
+    value: object = 0
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+def tcr(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "tcr.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (DEEP_META, r"bad\.msgpack: byte 20: frame 0: meta nests deeper than 100 levels"),
+        (MIXED_TRAILER_KEYS, r"bad\.msgpack: byte 20: .*got a map \[b'k', 'end'\]"),
+    ],
+    ids=["deep-meta", "mixed-keys"],
+)
+def test_hostile_recording_is_one_corpus_error(tmp_path: Path, data: bytes, message: str) -> None:
+    path = tmp_path / "bad.msgpack"
+    path.write_bytes(data)
+    with pytest.raises(CorpusError, match=message):
+        read_recording(path)
+
+
+@pytest.mark.parametrize("where", ["header", "meta", "expect"])
+def test_nesting_at_the_limit_is_read_and_one_deeper_is_refused(tmp_path: Path, where: str) -> None:
+    def write(depth: int) -> Path:
+        path = tmp_path / f"{where}-{depth}.msgpack"
+        header = {"tcr": 1, "id": "x", "kind": "sse", "labels": {"origin": "handmade"}}
+        meta, expect = None, None
+        # the value sits one level inside the header, meta or expectation map
+        if where == "header":
+            header["labels"] = nested(depth - 1)
+        elif where == "meta":
+            meta = {"deep": nested(depth - 1)}
+        else:
+            expect = {"deep": nested(depth - 1)}
+        body = msgpack.packb(header) + msgpack.packb([0, b"x", meta] if meta else [0, b"x"])
+        body += msgpack.packb({"end": {"complete": True, "error": None, "frames": 1, "bytes": 1}})
+        if expect is not None:
+            body += msgpack.packb({"expect": expect})
+        path.write_bytes(body)
+        return path
+
+    read_recording(write(MAX_NESTING))
+    with pytest.raises(CorpusError, match=f"nests deeper than {MAX_NESTING}"):
+        read_recording(write(MAX_NESTING + 1))
+
+
+def test_the_writer_refuses_what_the_reader_would_refuse(tmp_path: Path) -> None:
+    header = {"tcr": 1, "id": "x", "kind": "sse", "request": nested(MAX_NESTING)}
+    with pytest.raises(CorpusError, match="nests deeper"):
+        write_recording(tmp_path / "w.msgpack", header, [(0, b"x")])
+
+
+@pytest.mark.parametrize("command", ["show", "replay", "bless"])
+@pytest.mark.parametrize("data", [DEEP_META, MIXED_TRAILER_KEYS], ids=["deep-meta", "mixed-keys"])
+def test_commands_say_one_line_and_exit_2(tmp_path: Path, command: str, data: bytes) -> None:
+    (tmp_path / "bad.msgpack").write_bytes(data)
+    result = tcr(command, "bad.msgpack", cwd=tmp_path)
+    assert result.returncode == 2, result.stderr[-2000:]
+    assert "Traceback" not in result.stdout + result.stderr
+    # show and bless stop with one line on stderr; replay reports the file in its table
+    [line] = [line for line in (result.stderr + result.stdout).splitlines() if "corpus:" in line]
+    assert "bad.msgpack: byte 20:" in line
+    if command != "replay":
+        assert result.stderr == line + "\n"
+
+
+def test_serve_skips_a_file_with_mixed_trailer_keys(tmp_path: Path) -> None:
+    from tcr.replay.serve import load_recordings
+
+    (tmp_path / "bad.msgpack").write_bytes(MIXED_TRAILER_KEYS)
+    good = tmp_path / "good.msgpack"
+    write_recording(good, {"tcr": 1, "id": "g", "kind": "sse"}, [(0, b"data: [DONE]\n\n")])
+    skipped: list[str] = []
+    loaded = load_recordings([tmp_path], on_skipped=skipped.append)
+    assert [path.name for path, _ in loaded] == ["good.msgpack"]
+    assert len(skipped) == 1 and "bad.msgpack" in skipped[0]
+
+
+# --- fuzzing every bundled recording ----------------------------------------------
+
+BUNDLED = sorted(bundled())
+
+
+def read_and_decode(path: Path) -> object:
+    recording = read_recording(path)
+    return decode(recording)
+
+
+def cut_points(data: bytes, most: int) -> list[int]:
+    """Offsets to cut ``data`` at: around each object boundary (at most ``most``
+    boundaries, evenly spread) and in the middle of each object."""
+    unpacker = msgpack.Unpacker(raw=False)
+    unpacker.feed(data)
+    bounds = [0]
+    for _ in unpacker:
+        bounds.append(unpacker.tell())
+    step = max(1, len(bounds) // most)
+    chosen = bounds[::step] + bounds[-2:]
+    cuts = {b + d for b in chosen for d in (-2, -1, 0, 1, 2)}
+    cuts |= {(a + b) // 2 for a, b in itertools.pairwise(chosen)}
+    return sorted(c for c in cuts if 0 <= c <= len(data))
+
+
+@pytest.mark.parametrize("source", BUNDLED, ids=lambda path: path.name)
+def test_truncations_of_each_bundled_recording(tmp_path: Path, source: Path) -> None:
+    data = source.read_bytes()
+    path = tmp_path / "cut.msgpack"
+    # 16 boundaries per file keep the default run to seconds; CI cuts at more
+    for size in cut_points(data, most=fuzz_settings(16).max_examples):
+        path.write_bytes(data[:size])
+        clean_or_one_line_error(lambda: read_and_decode(path))
+
+
+@fuzz_settings(100)
+@given(source=st.sampled_from(BUNDLED), where=st.floats(0, 1))
+def test_random_truncations_of_bundled_recordings(
+    tmp_path: Path, source: Path, where: float
+) -> None:
+    data = source.read_bytes()
+    path = tmp_path / "cut.msgpack"
+    path.write_bytes(data[: int(where * len(data))])
+    clean_or_one_line_error(lambda: read_and_decode(path))
+
+
+@fuzz_settings(200)
+@given(
+    source=st.sampled_from(BUNDLED),
+    flips=st.lists(st.tuples(st.floats(0, 1, exclude_max=True), st.integers(0, 255)), max_size=4),
+)
+def test_random_byte_flips_of_bundled_recordings(
+    tmp_path: Path, source: Path, flips: list[tuple[float, int]]
+) -> None:
+    data = bytearray(source.read_bytes())
+    for where, value in flips:
+        data[int(where * len(data))] = value
+    path = tmp_path / "flipped.msgpack"
+    path.write_bytes(bytes(data))
+    clean_or_one_line_error(lambda: read_and_decode(path))

@@ -1,0 +1,112 @@
+"""Every registered dialect has every part, and the parts agree with each other.
+
+The record's example parses with its own parser and streams through the
+reference detector to the same calls, whole and one character at a time; its
+renderer's output does too; its regression cases and recording grammars exist.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import pytest
+
+from tcr.detector import Event, Reasoning, Rejected, Text, ToolCall
+from tcr.detector.bodies import strip_markers
+from tcr.detector.core import StreamDetector
+from tcr.dialects import BY_ID, DIALECTS, Call, Dialect, Kind, dialect
+from tcr.fuzz.dialects import block
+
+IDS = [d.id for d in DIALECTS]
+CALL_DIALECTS = [d for d in DIALECTS if d.kind == Kind.CALL]
+
+
+def run(chunks: list[str], tools: tuple[str, ...] | None = None) -> list[Event]:
+    detector = StreamDetector(tools=tools)
+    events: list[Event] = []
+    for chunk in chunks:
+        events += detector.feed(chunk)
+    return events + detector.finish()
+
+
+def meaning(events: list[Event]) -> tuple[str, list[tuple[str, Any]], str]:
+    """What the user is shown, the calls (parsed arguments) and the reasoning."""
+    shown = "".join(
+        e.text if isinstance(e, Text) else e.content
+        for e in events
+        if isinstance(e, Text | Rejected)
+    )
+    calls = [(e.name, json.loads(e.arguments)) for e in events if isinstance(e, ToolCall)]
+    reasoning = "".join(e.text for e in events if isinstance(e, Reasoning))
+    return shown, calls, reasoning
+
+
+def as_pairs(calls: tuple[Call, ...]) -> list[tuple[str, Any]]:
+    return [(c.name, dict(c.arguments)) for c in calls]
+
+
+def test_ids_are_unique_and_the_registry_finds_each() -> None:
+    assert len(set(IDS)) == len(IDS)
+    assert all(dialect(d.id) is d is BY_ID[d.id] for d in DIALECTS)
+    with pytest.raises(KeyError, match="unknown dialect 'nope'"):
+        dialect("nope")
+
+
+@pytest.mark.parametrize("d", DIALECTS, ids=IDS)
+def test_every_dialect_has_every_part(d: Dialect) -> None:
+    assert d.summary and d.opens and d.example.block and d.grammars and d.cases
+    assert (d.parse is None) == (d.kind == Kind.REASONING)
+    assert (not d.example.calls) == (d.kind == Kind.REASONING)
+    assert d.closes or d.closing.name != "MARKER"
+    assert all(g.name and g.prompt and g.root and callable(g.expect) for g in d.grammars)
+
+
+@pytest.mark.parametrize("d", CALL_DIALECTS, ids=[d.id for d in CALL_DIALECTS])
+def test_parser_parses_its_own_example(d: Dialect) -> None:
+    assert d.parse is not None
+    parsed = []
+    for event in run([d.example.text]):
+        if isinstance(event, ToolCall) and event.raw:
+            parsed += d.parse(strip_markers(d.id, event.raw))
+    assert [(p.name, json.loads(p.arguments)) for p in parsed] == as_pairs(d.example.calls)
+
+
+@pytest.mark.parametrize("d", DIALECTS, ids=IDS)
+def test_example_streams_to_its_calls_whole_and_per_character(d: Dialect) -> None:
+    text = d.example.text
+    whole = run([text])
+    assert meaning(run(list(text))) == meaning(whole)
+    shown, calls, reasoning = meaning(whole)
+    assert shown == d.example.before + d.example.after
+    assert calls == as_pairs(d.example.calls)
+    assert bool(reasoning) == (d.kind == Kind.REASONING)
+    assert {e.format for e in whole if isinstance(e, ToolCall | Reasoning)} == {d.id}
+
+
+@pytest.mark.parametrize("d", DIALECTS, ids=IDS)
+def test_renderer_output_reads_back_to_its_calls_whole_and_per_character(d: Dialect) -> None:
+    rng = random.Random(d.id)
+    for _ in range(40):
+        data = rng.randbytes(rng.randrange(1, 120))
+        for tools in (None, ("search", "get_time")):
+            written = block(data, d.id, tools)
+            truth = written.truth()
+            whole = run([written.raw], tools)
+            assert meaning(run(list(written.raw), tools)) == meaning(whole), written.raw
+            shown, calls, reasoning = meaning(whole)
+            assert (shown, calls, reasoning) == (
+                truth.text,
+                as_pairs(truth.calls),
+                truth.reasoning,
+            ), written.raw
+            formats = {e.format for e in whole if isinstance(e, ToolCall | Reasoning)}
+            assert formats <= {d.id}
+
+
+@pytest.mark.parametrize("d", DIALECTS, ids=IDS)
+def test_regression_cases_read_as_they_say(d: Dialect) -> None:
+    for case in d.cases:
+        shown, calls, reasoning = meaning(run([case.text], case.tools))
+        assert (shown, calls, reasoning) == (case.shown, as_pairs(case.calls), case.reasoning)

@@ -1,0 +1,53 @@
+"""Dialects that share ``<tool_call>`` (hermes, qwen3_coder, glm45) are told apart by the body."""
+
+from __future__ import annotations
+
+import pytest
+
+from tcr.detector import Rejected, ToolCall
+from tcr.detector.core import StreamDetector
+from tcr.detector.formats import SHARING
+
+
+def events(text: str) -> list[object]:
+    detector = StreamDetector()
+    return [*detector.feed(text), *detector.finish()]
+
+
+def test_the_three_engine_dialects_share_the_tool_call_tag_in_registry_order() -> None:
+    assert [d.id for d in SHARING["<tool_call>"]] == ["hermes", "qwen3_coder", "glm45"]
+
+
+@pytest.mark.parametrize(
+    ("body", "dialect"),
+    [
+        ('{"name": "f", "arguments": {}}', "hermes"),
+        ("<function=f>\n</function>", "qwen3_coder"),
+        ("f\n<arg_key>a</arg_key>\n<arg_value>1</arg_value>", "glm45"),
+    ],
+)
+def test_a_call_carries_the_dialect_its_body_is_written_in(body: str, dialect: str) -> None:
+    (call,) = events(f"<tool_call>{body}</tool_call>")
+    assert isinstance(call, ToolCall) and call.format == dialect
+
+
+@pytest.mark.parametrize(
+    ("body", "dialect"),
+    [
+        ("{not json}", "hermes"),
+        ("<function=f>", "qwen3_coder"),
+        ("f\n<arg_key>a</arg_key>", "glm45"),
+        ("", "hermes"),  # no body owns it: the first dialect of the marker
+        ("<unknown>", "hermes"),
+    ],
+)
+def test_a_rejection_carries_the_dialect_its_body_is_written_in(body: str, dialect: str) -> None:
+    (rejected,) = events(f"<tool_call>{body}</tool_call>")
+    assert isinstance(rejected, Rejected) and rejected.format == dialect
+
+
+def test_the_learned_dialect_is_the_body_s() -> None:
+    detector = StreamDetector()
+    detector.feed("<tool_call><function=f>\n</function></tool_call>")
+    detector.finish()
+    assert detector.format == "qwen3_coder"
