@@ -7,16 +7,12 @@ one (expected), and the detector factory for warm equals cold.
 
 from __future__ import annotations
 
-import inspect
 import zlib
-from collections.abc import Sequence
-from typing import Any
 
-from tcr.detector.events import Detector
-from tcr.detector.loader import Factory, accepts_keyword
-from tcr.errors import TcrError
-from tcr.oracle import CHECKS, TRACE_CHECKS, Violation, check_trace, warm_cold_verdict
-from tcr.trace import describe_error, run_trace
+from tcr.detector.loader import Factory
+from tcr.errors import FactoryError
+from tcr.judge import Judge
+from tcr.oracle import CHECKS, TRACE_CHECKS, Violation
 
 from .model import Case
 
@@ -28,24 +24,6 @@ class FactoryFailed(BaseException):
 
     A ``BaseException``, so that Hypothesis does not take it for a failing case.
     """
-
-
-def _signed(factory: Factory) -> Factory:
-    """``factory`` with its signature computed once.
-
-    The warm-equals-cold oracle asks a factory's signature which keywords it takes,
-    several times per case; ``inspect`` honours ``__signature__`` at once.
-    """
-    try:
-        signature = inspect.signature(factory)
-    except (TypeError, ValueError):  # no signature to cache: ask the factory itself
-        return factory
-
-    def signed(*args: Any, **kwargs: Any) -> Detector:
-        return factory(*args, **kwargs)
-
-    signed.__signature__ = signature  # type: ignore[attr-defined]
-    return signed
 
 
 # Warm equals cold probes the factory's memory (reset(), a seeded format), not
@@ -64,32 +42,23 @@ class CaseChecker:
     """Judges cases for one detector factory; one detector per message (DESIGN §5)."""
 
     def __init__(self, factory: Factory) -> None:
-        self.factory = _signed(factory)
-        self._takes_tools = accepts_keyword(factory, "tools")
-
-    def new(self, tools: Sequence[str] | None) -> Detector:
-        try:
-            if self._takes_tools:
-                return self.factory(tools=None if tools is None else list(tools))
-            return self.factory()
-        except Exception as error:
-            raise FactoryFailed(f"detector factory raised {describe_error(error)}") from error
+        self.factory = factory
 
     def check(self, case: Case) -> list[Violation]:
         """Every violation of every oracle, in the order of ``tcr.oracle.CHECKS``."""
         text = case.text
-        whole = run_trace(self.new(case.tools), [text] if text else [], states=False)
-        if len(case.chunks) > 1:
-            trace = run_trace(self.new(case.tools), case.chunks, states=False)
-        else:
-            trace = whole
         expectation = None if case.truth is None else case.truth.expectation()
-        verdict = check_trace(trace, whole=whole, checks=TRACE_CHECKS, expectation=expectation)
-        found = list(verdict.violations)
-        if trace.crash is None and _samples_warm_cold(text):
-            try:
-                warm = warm_cold_verdict(self.factory, [text] if text else [], tools=case.tools)
-            except TcrError as error:  # the factory raised when asked for a second detector
-                raise FactoryFailed(str(error)) from error
-            found += warm.violations
+        judge = Judge(
+            self.factory, text, tools=case.tools, expectation=expectation, checks=TRACE_CHECKS
+        )
+        try:
+            whole = judge.whole
+            # One chunk is the whole run: judged against itself, it is run once.
+            trace = whole if len(case.chunks) <= 1 else judge.trace(case.chunks)
+            verdict = judge.judge_trace(trace)
+            found = list(verdict.violations)
+            if trace.crash is None and _samples_warm_cold(text):  # not in TRACE_CHECKS
+                found += judge.warm_cold([text] if text else []).violations
+        except FactoryError as error:
+            raise FactoryFailed(str(error)) from error
         return sorted(found, key=lambda v: CHECKS.index(v.check))

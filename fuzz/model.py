@@ -5,14 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tcr.oracle import Violation
+from tcr.errors import EXIT_OK
+from tcr.oracle import Check, Violation
 from tcr.rechunk import Chunking, splits_spec
 
 from .truth import Truth
 
-__all__ = ["EXIT_ERROR", "EXIT_OK", "EXIT_VIOLATION", "Case", "Finding", "FuzzReport"]
-
-EXIT_OK, EXIT_VIOLATION, EXIT_ERROR = 0, 1, 2
+__all__ = ["Case", "Finding", "FuzzReport"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +59,7 @@ class Finding:
     tui_command: str = ""
 
     @property
-    def check(self) -> str:
+    def check(self) -> Check:
         return self.violation.check
 
 
@@ -93,6 +92,4 @@ class FuzzReport:
     @property
     def exit_code(self) -> int:
         """0 no violation, 1 a violation, 2 the detector crashed (an unusable input, as replay)."""
-        if self.finding is None:
-            return EXIT_OK
-        return EXIT_ERROR if self.finding.check == "crash" else EXIT_VIOLATION
+        return EXIT_OK if self.finding is None else self.finding.check.exit_code

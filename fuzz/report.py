@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-import xml.etree.ElementTree as ET
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +11,8 @@ from rich.console import Console
 from rich.markup import escape
 
 from tcr import sarif
-from tcr._runtime.report_files import write_junit_xml, write_sarif_log
+from tcr._runtime import junit
+from tcr._runtime.report_files import write_sarif_log
 
 from .model import Finding, FuzzReport
 from .truth import Truth
@@ -105,54 +106,41 @@ def write_junit(report: FuzzReport, path: str | Path) -> None:
     kinds = [("generated", report.generated)]
     if report.recordings:
         kinds.append(("mutated", report.mutated))
-    suite = ET.Element(
-        "testsuite",
-        name="tcr fuzz",
-        tests=str(len(kinds)),
-        failures=str(int(finding is not None and finding.check != "crash")),
-        errors=str(int(finding is not None and finding.check == "crash")),
-        skipped="0",
-        time=f"{report.seconds:.3f}",
-    )
+    properties: list[tuple[str, str]] = []
+    if report.shard is not None:
+        properties.append(("shard", "{}/{}".format(*report.shard)))
     if report.shard is not None or report.jobs > 1:
-        properties = ET.SubElement(suite, "properties")
-        if report.shard is not None:
-            ET.SubElement(properties, "property", name="shard", value="{}/{}".format(*report.shard))
-        ET.SubElement(properties, "property", name="jobs", value=str(report.jobs))
+        properties.append(("jobs", str(report.jobs)))
     classname = f"tcr fuzz {report.detector} seed {report.seed}"
     if report.shard is not None:  # CI matrices: one class per shard
         classname += " shard {}/{}".format(*report.shard)
+    cases = []
     for kind, examples in kinds:
-        case = ET.SubElement(
-            suite,
-            "testcase",
-            classname=classname,
-            name=f"{kind} ({examples} examples)",
-            time=f"{report.search_seconds:.3f}",
-        )
+        case = junit.Case(classname, f"{kind} ({examples} examples)", report.search_seconds)
         if finding is not None and kind == failed_in:
-            tag = "error" if finding.check == "crash" else "failure"
-            element = ET.SubElement(
+            case = replace(
                 case,
-                tag,
+                outcome=junit.Outcome.ERROR if finding.check.is_error else junit.Outcome.FAILURE,
                 message=f"{finding.check}: {finding.violation.message}",
-                type=finding.check,
+                kind=finding.check,
+                text=_junit_details(finding),
             )
-            element.text = "\n".join(
-                [
-                    str(finding.violation),
-                    f"case: {finding.case.origin}",
-                    f"chunks: {list(finding.case.chunks)!r}",
-                    f"ground truth: {describe_truth(finding.case.truth)}",
-                    f"saved: {finding.saved}",
-                    f"reproduce: {finding.replay_command}",
-                    f"step through: {finding.tui_command}",
-                ]
-            )
-    root = ET.Element("testsuites")
-    root.append(suite)
-    ET.indent(root)
-    write_junit_xml(path, root)
+        cases.append(case)
+    junit.write_suite(path, "tcr fuzz", cases, seconds=report.seconds, properties=properties)
+
+
+def _junit_details(finding: Finding) -> str:
+    return "\n".join(
+        [
+            str(finding.violation),
+            f"case: {finding.case.origin}",
+            f"chunks: {list(finding.case.chunks)!r}",
+            f"ground truth: {describe_truth(finding.case.truth)}",
+            f"saved: {finding.saved}",
+            f"reproduce: {finding.replay_command}",
+            f"step through: {finding.tui_command}",
+        ]
+    )
 
 
 def sarif_results(report: FuzzReport) -> list[sarif.Result]:

@@ -27,7 +27,7 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
 from tcr._runtime.pool import pickled_for_workers
-from tcr.detector.loader import REFERENCE, Factory, load_factory
+from tcr.detector.loader import REFERENCE, DetectorSpec, Factory, resolve_detector
 from tcr.errors import TcrError
 from tcr.minimize import minimize_splits
 from tcr.oracle import Violation
@@ -38,7 +38,7 @@ from .dialects import DIALECT_IDS
 from .model import Case, Finding, FuzzReport
 from .mutate import OPS_BYTES, Seed, decode_mutant, load_seeds
 from .pool import run_workers, shared
-from .save import commands, detector_spec, save_case
+from .save import commands, save_case
 from .schedule import BATCH, Batch, batch_count, batches
 from .source import Source
 from .strategies import (
@@ -208,7 +208,7 @@ class _Plan:
 
 def run(
     *,
-    detector: str | Factory | None = None,
+    detector: str | Factory | DetectorSpec | None = None,
     budget_s: float | None = None,
     max_examples: int | None = None,
     seed: int = 0,
@@ -265,7 +265,7 @@ def run(
         else:
             _search(report, plan, save, on_progress)
     except FactoryFailed as error:
-        raise TcrError(f"detector {plan.spec}: {error}") from None
+        raise TcrError(str(error)) from None  # it names the factory
     return report
 
 
@@ -403,12 +403,12 @@ def _with_last(schedule: Iterable[Batch]) -> Iterator[tuple[Batch, bool]]:
 
 
 def _plan(
-    detector: str | Factory | None,
+    detector: str | Factory | DetectorSpec | None,
     formats: Collection[str] | None,
     corpus: Sequence[str | Path] | None,
 ) -> tuple[_Plan, list[str]]:
-    factory = detector if callable(detector) else load_factory(detector)
-    spec = detector_spec(detector, factory)
+    chosen_detector = resolve_detector(detector)
+    factory, spec = chosen_detector.factory, chosen_detector.name
     unknown = [f for f in formats or () if f not in DIALECT_IDS]
     if unknown or (formats is not None and not formats):
         name = repr(unknown[0]) if unknown else "(none)"

@@ -9,35 +9,15 @@ from __future__ import annotations
 import hashlib
 import json
 import shlex
-import sys
 from pathlib import Path
 
 from tcr.corpus import Frame, new_header, write_recording
-from tcr.detector.loader import REFERENCE, Factory
 
 from .model import Finding
 
-__all__ = ["commands", "detector_spec", "save_case"]
+__all__ = ["commands", "save_case"]
 
 FRAME_NS = 1_000_000  # frames 1 ms apart: arrival times are not what a fuzz case is about
-
-
-def detector_spec(detector: object, factory: Factory) -> str:
-    """``package.module:factory`` for what was fuzzed, as ``--detector`` takes it."""
-    if isinstance(detector, str):
-        return detector
-    if detector is None:
-        return REFERENCE
-    module_name = getattr(factory, "__module__", None) or "?"
-    module = sys.modules.get(module_name)
-    qualname = getattr(factory, "__qualname__", "")
-    if "<locals>" not in qualname and qualname:
-        return f"{module_name}:{qualname}"
-    # a factory made by a factory (``broken._factory``): find the name it is bound to
-    for name, value in vars(module).items() if module is not None else ():
-        if value is factory and not name.startswith("_"):
-            return f"{module_name}:{name}"
-    return f"{module_name}:{getattr(factory, '__name__', '?')}"
 
 
 def save_case(finding: Finding, directory: Path, *, seed: int, detector: str) -> Path:

@@ -8,14 +8,11 @@ snippet calls.
 
 from __future__ import annotations
 
-from .model import EXIT_ERROR, EXIT_OK, EXIT_VIOLATION, Failure, InputError, Outcome, Report
+from .model import Failure, InputError, Outcome, Report
 from .runner import DEFAULT_TRANSPORT_STRATEGIES, LAYERS, check_chunks, run
 
 __all__ = [
     "DEFAULT_TRANSPORT_STRATEGIES",
-    "EXIT_ERROR",
-    "EXIT_OK",
-    "EXIT_VIOLATION",
     "LAYERS",
     "Failure",
     "InputError",

@@ -16,10 +16,11 @@ from typing import Any
 
 from tcr.corpus import iter_recordings, read_recording, write_expectation
 from tcr.detector.events import Event, Reasoning, Rejected, Text, ToolCall
-from tcr.detector.loader import Factory, load_factory, make_detector
+from tcr.detector.loader import DetectorSpec, Factory, resolve_detector
 from tcr.errors import TcrError
+from tcr.expectation import Expectation, ExpectedCall
+from tcr.judge import Judge
 from tcr.stream import decode
-from tcr.trace import run_trace
 
 __all__ = ["Change", "bless", "changes", "expectation_of", "render_diff"]
 
@@ -33,10 +34,10 @@ class Change:
     current: dict[str, Any]
 
 
-def expectation_of(events: Iterable[Event]) -> dict[str, Any]:
-    """The ``{"text", "calls", "reasoning"}`` map of a run's events."""
+def expectation_of(events: Iterable[Event]) -> Expectation:
+    """What a run's events show: text (``Rejected`` content too), calls and reasoning."""
     text: list[str] = []
-    calls: list[dict[str, Any]] = []
+    calls: list[ExpectedCall] = []
     reasoning: list[str] = []
     for event in events:
         if isinstance(event, Text):
@@ -48,30 +49,30 @@ def expectation_of(events: Iterable[Event]) -> dict[str, Any]:
                 arguments: Any = json.loads(event.arguments)
             except ValueError:
                 arguments = event.arguments
-            calls.append({"name": event.name, "arguments": arguments})
+            calls.append(ExpectedCall(event.name, arguments))
         elif isinstance(event, Reasoning):
             reasoning.append(event.text)
-    return {"text": "".join(text), "calls": calls, "reasoning": "".join(reasoning)}
+    return Expectation("".join(text), tuple(calls), "".join(reasoning))
 
 
 def _current(path: Path, factory: Factory, tools: Sequence[str] | None) -> dict[str, Any]:
     recording = read_recording(path)
     text = decode(recording).text
     declared = tools if tools is not None else recording.tools
-    trace = run_trace(make_detector(factory, declared), [text] if text else [], states=False)
+    trace = Judge(factory, text, tools=declared).whole
     if trace.crash is not None:
         raise TcrError(f"{path}: the detector raised {trace.crash.error}: nothing to bless")
-    return expectation_of(trace.events)
+    return expectation_of(trace.events).to_map()
 
 
 def bless(
     paths: Iterable[str | Path],
     *,
-    detector: str | Factory | None = None,
+    detector: str | Factory | DetectorSpec | None = None,
     tools: Sequence[str] | None = None,
 ) -> list[Change]:
     """Store the detector's current result as each recording's expectation."""
-    factory = load_factory(detector) if detector is None or isinstance(detector, str) else detector
+    factory = resolve_detector(detector).factory
     blessed = []
     for path in iter_recordings(list(paths)):
         current = _current(path, factory, tools)
@@ -84,11 +85,11 @@ def bless(
 def changes(
     paths: Iterable[str | Path],
     *,
-    detector: str | Factory | None = None,
+    detector: str | Factory | DetectorSpec | None = None,
     tools: Sequence[str] | None = None,
 ) -> list[Change]:
     """Recordings whose stored expectation is missing or differs from the current result."""
-    factory = load_factory(detector) if detector is None or isinstance(detector, str) else detector
+    factory = resolve_detector(detector).factory
     found = []
     for path in iter_recordings(list(paths)):
         current = _current(path, factory, tools)

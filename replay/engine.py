@@ -13,19 +13,19 @@ from __future__ import annotations
 
 import shlex
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
 
 from tcr.corpus import Recording, read_recording
-from tcr.detector.loader import Factory, make_detector
-from tcr.errors import TcrError
+from tcr.detector.loader import DetectorSpec
+from tcr.errors import FactoryError, TcrError
+from tcr.expectation import Expectation
+from tcr.judge import Judge
 from tcr.minimize import minimize_splits, minimize_text
-from tcr.oracle import CHECKS, TRACE_CHECKS, Violation, check_trace, warm_cold_verdict
+from tcr.oracle import CHECKS, Check, Violation
 from tcr.rechunk import Chunking, Strategy, splits_spec
 from tcr.stream import Decoded, decode, decode_bytes
-from tcr.trace import Trace, describe_error, run_trace
 
 from .model import Failure, InputError, Outcome, display_path
 
@@ -40,14 +40,12 @@ Found = tuple[Chunking[str], Violation]  # a failing chunking, not shrunk yet
 class Plan:
     """Everything fixed for a whole run, validated before the first recording."""
 
-    factory: Factory
-    detector_spec: str | None
-    detector_cmd: str | None  # a --detector-cmd harness, named so in reproducers
+    detector: DetectorSpec
     strategies: tuple[Strategy, ...]
     runs: int
     seed: int
     tools: tuple[str, ...] | None
-    checks: tuple[str, ...]
+    checks: tuple[Check, ...]
     layer: str
     exitfirst: bool
     minimize: bool
@@ -55,7 +53,7 @@ class Plan:
     @property
     def slots(self) -> tuple[Strategy | None, ...]:
         """What each outcome of a recording replays, in report order (``None``: warm-cold)."""
-        warm_cold = self.layer == "content" and "warm_cold" in self.checks
+        warm_cold = self.layer == "content" and Check.WARM_COLD in self.checks
         return (*self.strategies, *((None,) if warm_cold else ()))
 
 
@@ -65,42 +63,40 @@ def load(path: Path, plan: Plan) -> Replay | InputError:
     try:
         recording = read_recording(path)
         decoded = decode(recording)
+        expect = recording.expect if Check.EXPECTED in plan.checks else None
+        expectation = Expectation.of(expect)
     except TcrError as error:
         return InputError(shown, str(error))
     tools = plan.tools if plan.tools is not None else recording.tools
-    whole = None
+    judge = Judge(
+        plan.detector.factory,
+        decoded.text,
+        tools=tools,
+        expectation=expectation,
+        checks=plan.checks,
+    )
     if plan.layer == "content":
-        text = decoded.text
         try:
-            detector = make_detector(plan.factory, tools)
-            whole = run_trace(detector, [text] if text else [], states=False)
-        except Exception as error:  # the factory itself raised: nothing to replay
-            return InputError(shown, f"detector factory raised {describe_error(error)}")
-    return Replay(shown, plan, recording, decoded, tools, whole)
+            judge.whole  # noqa: B018  (run once here: every chunking is compared with it)
+        except FactoryError as error:  # the factory itself failed: nothing to replay
+            return InputError(shown, str(error))
+    return Replay(shown, plan, recording, decoded, judge)
 
 
 class Replay:
     """One recording, replayed slot after slot."""
 
     def __init__(
-        self,
-        path: str,
-        plan: Plan,
-        recording: Recording,
-        decoded: Decoded,
-        tools: Sequence[str] | None,
-        whole: Trace | None,
+        self, path: str, plan: Plan, recording: Recording, decoded: Decoded, judge: Judge
     ) -> None:
         self.path = path
         self.plan = plan
         self.recording = recording
         self.decoded = decoded
         self.text = decoded.text
-        self.tools = tools
-        self.whole = whole
-        expect: Mapping[str, Any] | None = recording.expect
-        self.expect = expect if "expected" in plan.checks else None
-        self.trace_checks = tuple(c for c in plan.checks if c in TRACE_CHECKS)
+        self.judge = judge
+        self.tools = judge.tools
+        self.expect = judge.expectation
 
     def outcome(
         self, slot: int, runs: tuple[int, int] | None = None
@@ -130,23 +126,17 @@ class Replay:
         )
         return outcome, self._strategy(outcome, chunkings)
 
-    def new(self) -> Any:
-        return make_detector(self.plan.factory, self.tools)
-
     def _strategy(self, outcome: Outcome, chunkings: Iterable[Chunking[str]]) -> list[Found]:
         started = time.perf_counter()
         found: list[Found] = []
         seen: set[str] = set()
         ran: set[str] = set()
         for chunking in chunkings:
-            try:
-                trace = run_trace(self.new(), chunking.chunks, states=False)
-            except Exception as error:
-                outcome.error = f"detector factory raised {describe_error(error)}"
+            try:  # warm_cold is a slot of its own: see _warm_cold
+                verdict = self.judge.verdict(chunking.chunks, checks=self.judge.trace_checks)
+            except FactoryError as error:
+                outcome.error = str(error)
                 break
-            verdict = check_trace(
-                trace, whole=self.whole, checks=self.trace_checks, expectation=self.expect
-            )
             outcome.runs += 1
             outcome.chars += len(self.text)
             ran.update(verdict.ran)
@@ -170,8 +160,8 @@ class Replay:
         started = time.perf_counter()
         chunks = self.decoded.content
         try:
-            verdict = warm_cold_verdict(self.plan.factory, chunks, tools=self.tools)
-        except TcrError as error:
+            verdict = self.judge.warm_cold(chunks)
+        except FactoryError as error:
             outcome.error = str(error)
             return []
         outcome.runs, outcome.chars = 1, len(self.text)
@@ -185,29 +175,16 @@ class Replay:
 
     # -- shrinking ---------------------------------------------------------------
 
-    def fails(self, check: str) -> Callable[[Sequence[str]], bool]:
+    def fails(self, check: Check) -> Callable[[Sequence[str]], bool]:
         """Same text, another chunking: does ``check`` still fail?"""
-        if check == "warm_cold":
-            return lambda chunks: bool(
-                warm_cold_verdict(self.plan.factory, list(chunks), tools=self.tools).violations
-            )
+        return lambda chunks: self.violation_on(chunks, check) is not None
 
-        def fails(chunks: Sequence[str]) -> bool:
-            trace = run_trace(self.new(), chunks, states=False)
-            verdict = check_trace(trace, whole=self.whole, checks=(check,), expectation=self.expect)
-            return any(v.check == check for v in verdict.violations)
-
-        return fails
-
-    def fails_shorter(self, check: str) -> Callable[[Sequence[str]], bool]:
+    def fails_shorter(self, check: Check) -> Callable[[Sequence[str]], bool]:
         """Another text: the whole run is redone for it (no expectation applies)."""
 
         def fails(chunks: Sequence[str]) -> bool:
-            text = "".join(chunks)
-            whole = run_trace(self.new(), [text] if text else [], states=False)
-            trace = run_trace(self.new(), chunks, states=False)
-            verdict = check_trace(trace, whole=whole, checks=(check,))
-            return any(v.check == check for v in verdict.violations)
+            judge = Judge(self.judge.factory, "".join(chunks), tools=self.tools, checks=(check,))
+            return any(v.check == check for v in judge.verdict(chunks).violations)
 
         return fails
 
@@ -221,7 +198,7 @@ class Replay:
         shortest: Sequence[str] = chunks
         # The reproducer keeps the recorded text; the pytest snippet needs only the
         # content, so it gets the shortest text that still fails the same check.
-        if self.plan.minimize and check not in ("expected", "warm_cold"):
+        if self.plan.minimize and check not in (Check.EXPECTED, Check.WARM_COLD):
             try:
                 shortest = minimize_text(chunks, self.fails_shorter(check), budget=MINIMIZE_BUDGET)
             except ValueError:  # fails only on the whole text (e.g. needs the recorded context)
@@ -236,48 +213,43 @@ class Replay:
             snippet=self.snippet(shortest, check),
         )
 
-    def violation_on(self, chunks: Sequence[str], check: str) -> Violation | None:
-        if check == "warm_cold":
-            found = warm_cold_verdict(self.plan.factory, list(chunks), tools=self.tools).violations
+    def violation_on(self, chunks: Sequence[str], check: Check) -> Violation | None:
+        if check is Check.WARM_COLD:
+            found = self.judge.warm_cold(list(chunks)).violations
         else:
-            trace = run_trace(self.new(), chunks, states=False)
-            found = check_trace(
-                trace, whole=self.whole, checks=(check,), expectation=self.expect
-            ).violations
+            found = self.judge.verdict(chunks, checks=(check,)).violations
         return next((v for v in found if v.check == check), None)
 
     def options(self) -> list[str]:
-        args: list[str] = []
-        if self.plan.detector_spec:
-            args += ["--detector", self.plan.detector_spec]
-        if self.plan.detector_cmd:
-            args += ["--detector-cmd", self.plan.detector_cmd]
+        args = self.plan.detector.options()
         if self.plan.tools is not None:
             args += ["--tools", ",".join(self.plan.tools)]
         return args
 
-    def reproducer(self, splits: Sequence[int], check: str) -> str:
+    def reproducer(self, splits: Sequence[int], check: Check) -> str:
         spec = splits_spec(splits) if splits else "whole"
         cmd = ["tcr", "replay", self.path, "--rechunk", spec, *self.options(), "--check", check]
         return shlex.join(cmd)
 
-    def snippet(self, chunks: Sequence[str], check: str) -> str:
+    def snippet(self, chunks: Sequence[str], check: Check) -> str:
+        checks = [str(check)]  # the name, as a pinned test spells it
         name = "test_" + "".join(c if c.isalnum() else "_" for c in f"{check}_regression")
-        detector = f", detector={self.plan.detector_spec!r}" if self.plan.detector_spec else ""
+        spec, command = self.plan.detector.spec, self.plan.detector.command
+        detector = f", detector={spec!r}" if spec else ""
         imports = "from tcr.replay import check_chunks\n"
-        if self.plan.detector_cmd:
-            detector = f", detector=command_factory({self.plan.detector_cmd!r})"
+        if command:
+            detector = f", detector=command_factory({command!r})"
             imports = "from tcr.stdio import command_factory\n" + imports
         tools = "" if self.tools is None else f", tools={list(self.tools)!r}"
         expect = ""
-        if check == "expected" and self.expect is not None:
-            expect = f", expectation={dict(self.expect)!r}"
+        if check is Check.EXPECTED and self.expect is not None:
+            expect = f", expectation={self.expect.to_map()!r}"
         return (
             f"{imports}\n\n"
             f"def {name}() -> None:\n"
             f"    # shrunk by tcr replay from {self.path}\n"
             f"    chunks = {list(chunks)!r}\n"
-            f"    verdict = check_chunks(chunks{detector}{tools}, checks=[{check!r}]{expect})\n"
+            f"    verdict = check_chunks(chunks{detector}{tools}, checks={checks!r}{expect})\n"
             "    assert verdict.ok, verdict.violations\n"
         )
 
@@ -288,9 +260,9 @@ class Replay:
         started = time.perf_counter()
         kind = self.recording.kind
         if kind == "chunks":
-            outcome.skipped["transport"] = "an engine chunks recording has no transport bytes"
+            outcome.skipped[Check.TRANSPORT] = "an engine chunks recording has no transport bytes"
             return
-        outcome.checks = ("transport",)
+        outcome.checks = (Check.TRANSPORT,)
         body = b"".join(f.data for f in self.recording.frames if isinstance(f.data, bytes))
         want = _decoded_fields(self.decoded)
         plan = self.plan
@@ -311,7 +283,7 @@ class Replay:
             if not outcome.failures:
                 spec = splits_spec(chunking.splits) if chunking.splits else "whole"
                 cmd = ["tcr", "replay", outcome.path, "--layer", "transport", "--rechunk", spec]
-                violation = Violation("transport", message, None, None, "")
+                violation = Violation(Check.TRANSPORT, message, None, None, "")
                 outcome.failures.append(
                     Failure(
                         violation,

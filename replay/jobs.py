@@ -221,7 +221,7 @@ _loaded: tuple[Path, Replay | InputError] | None = None
 def _start_worker(payload: bytes) -> None:
     global _plan
     _plan = pickle.loads(payload)
-    factory = _plan.factory
+    factory = _plan.detector.factory
     if isinstance(factory, CommandFactory):
         # One harness per worker: stopped (and waited for) as the worker exits, no orphans.
         multiprocessing.util.Finalize(factory, factory.close, exitpriority=10)

@@ -6,11 +6,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tcr.oracle import Violation
+from tcr.errors import EXIT_ERROR, EXIT_OK
+from tcr.oracle import Check, Violation
 
-__all__ = ["EXIT_ERROR", "EXIT_OK", "EXIT_VIOLATION", "Failure", "InputError", "Outcome", "Report"]
-
-EXIT_OK, EXIT_VIOLATION, EXIT_ERROR = 0, 1, 2
+__all__ = ["Failure", "InputError", "Outcome", "Report"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +59,7 @@ class Outcome:
     chars: int = 0  # content characters fed, over all runs
     failing_runs: int = 0
     failures: list[Failure] = field(default_factory=list)  # one per failing check, shrunk
-    checks: tuple[str, ...] = ()  # the checks that ran
+    checks: tuple[Check, ...] = ()  # the checks that ran
     skipped: dict[str, str] = field(default_factory=dict)  # check -> why not
     error: str | None = None  # a detector crash, one line, with the chunk index
     seconds: float = 0.0
@@ -71,7 +70,7 @@ class Outcome:
         return not self.failures and self.error is None
 
     @property
-    def failed_checks(self) -> list[str]:
+    def failed_checks(self) -> list[Check]:
         return sorted({f.violation.check for f in self.failures})
 
     def to_dict(self) -> dict[str, Any]:
@@ -116,9 +115,8 @@ class Report:
         """2 when an input could not be used (or the detector crashed), else 1 on a violation."""
         if self.errors or any(o.error for o in self.outcomes):
             return EXIT_ERROR
-        if any(f.violation.check == "crash" for _, f in self.failures):
-            return EXIT_ERROR  # a plug-in that raises is unusable input (and is reported)
-        return EXIT_VIOLATION if any(o.failures for o in self.outcomes) else EXIT_OK
+        # a crash is an error: a plug-in that raises is unusable input (and is reported)
+        return max((f.violation.check.exit_code for _, f in self.failures), default=EXIT_OK)
 
     def to_dict(self) -> dict[str, Any]:
         return {

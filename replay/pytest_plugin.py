@@ -56,6 +56,7 @@ class ReplayItem(pytest.Item):
         self.strategy = strategy
 
     def runtest(self) -> None:
+        from tcr.errors import EXIT_OK
         from tcr.replay import run
 
         config = self.config
@@ -66,7 +67,7 @@ class ReplayItem(pytest.Item):
             seed=config.getoption("tcr_seed"),
             detector=config.getoption("tcr_detector"),
         )
-        if report.exit_code != 0:
+        if report.exit_code != EXIT_OK:
             raise ReplayFailed(report)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:

@@ -4,7 +4,7 @@ SARIF for code-scanning views)."""
 from __future__ import annotations
 
 import json
-import xml.etree.ElementTree as ET
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +13,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from tcr import sarif
-from tcr._runtime.report_files import write_junit_xml, write_sarif_log
+from tcr._runtime import junit
+from tcr._runtime.report_files import write_sarif_log
+from tcr.oracle import Check
 
 from .model import Failure, Outcome, Report
 
@@ -105,38 +107,31 @@ def to_json(report: Report) -> str:
 
 def write_junit(report: Report, path: str | Path) -> None:
     """One test case per recording x strategy; unusable inputs are errored test cases."""
-    suite = ET.Element(
-        "testsuite",
-        name="tcr replay",
-        tests=str(len(report.outcomes) + len(report.errors)),
-        failures=str(sum(1 for o in report.outcomes if o.failures and not o.error)),
-        errors=str(len(report.errors) + sum(1 for o in report.outcomes if o.error)),
-        skipped=str(sum(1 for o in report.outcomes if not o.checks and not o.error)),
-        time=f"{report.seconds:.3f}",
-    )
-    for o in report.outcomes:
-        case = ET.SubElement(
-            suite, "testcase", classname=o.path, name=o.strategy, time=f"{o.seconds:.3f}"
+    cases = [_junit_case(o) for o in report.outcomes]
+    cases += [
+        junit.Case(e.path, "read", outcome=junit.Outcome.ERROR, message=e.message, kind="input")
+        for e in report.errors
+    ]
+    junit.write_suite(path, "tcr replay", cases, seconds=report.seconds)
+
+
+def _junit_case(o: Outcome) -> junit.Case:
+    case = junit.Case(o.path, o.strategy, o.seconds)
+    if o.error:
+        return replace(case, outcome=junit.Outcome.ERROR, message=o.error, kind="detector")
+    if o.failures:
+        first = o.failures[0].violation
+        details = "\n\n".join(f"{f.violation}\nreproduce: {f.reproducer}" for f in o.failures)
+        return replace(
+            case,
+            outcome=junit.Outcome.FAILURE,
+            message=f"{first.check}: {first.message}",
+            kind=first.check,
+            text=details,
         )
-        if o.error:
-            ET.SubElement(case, "error", message=o.error, type="detector")
-        elif o.failures:
-            first = o.failures[0].violation
-            failure = ET.SubElement(
-                case, "failure", message=f"{first.check}: {first.message}", type=first.check
-            )
-            failure.text = "\n\n".join(
-                f"{f.violation}\nreproduce: {f.reproducer}" for f in o.failures
-            )
-        elif not o.checks:
-            ET.SubElement(case, "skipped", message="; ".join(o.skipped.values()))
-    for error in report.errors:
-        case = ET.SubElement(suite, "testcase", classname=error.path, name="read")
-        ET.SubElement(case, "error", message=error.message, type="input")
-    root = ET.Element("testsuites")
-    root.append(suite)
-    ET.indent(root)
-    write_junit_xml(path, root)
+    if not o.checks:
+        return replace(case, outcome=junit.Outcome.SKIPPED, message="; ".join(o.skipped.values()))
+    return case
 
 
 def sarif_results(report: Report) -> list[sarif.Result]:
@@ -146,11 +141,11 @@ def sarif_results(report: Report) -> list[sarif.Result]:
         if outcome.error:
             results.append(
                 sarif.Result(
-                    "crash",
+                    Check.CRASH,
                     f"the detector could not be run on {outcome.path} under {outcome.strategy}: "
                     f"{outcome.error}",
                     outcome.path,
-                    ("replay", outcome.recording, "crash", outcome.strategy),
+                    ("replay", outcome.recording, Check.CRASH, outcome.strategy),
                     properties={"recording": outcome.recording, "strategy": outcome.strategy},
                 )
             )

@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from tcr.corpus import iter_recordings
-from tcr.detector.loader import Factory, load_factory, make_detector
+from tcr.detector.loader import DetectorSpec, Factory, resolve_detector
 from tcr.errors import TcrError
-from tcr.oracle import CHECKS, TRACE_CHECKS, Verdict, check_trace
+from tcr.expectation import Expectation
+from tcr.judge import Judge, checks_of
+from tcr.oracle import TRACE_CHECKS, Verdict
 from tcr.rechunk import DEFAULT_STRATEGIES, parse_strategy
 from tcr.shard import check_shard, parse_shard
-from tcr.stdio import CommandFactory
-from tcr.trace import run_trace
 
 from .engine import Plan, load
 from .jobs import Progress, replay_in_processes, split_tasks
@@ -44,7 +44,7 @@ def run(
     strategies: Sequence[str] | None = None,
     runs: int = 20,
     seed: int = 0,
-    detector: str | Factory | None = None,
+    detector: str | Factory | DetectorSpec | None = None,
     tools: Sequence[str] | None = None,
     checks: Collection[str] | None = None,
     layer: str = "content",
@@ -105,24 +105,22 @@ def select_shard(files: Sequence[Path], shard: tuple[int, int] | None) -> list[P
 def check_chunks(
     chunks: Sequence[str],
     *,
-    detector: str | Factory | None = None,
+    detector: str | Factory | DetectorSpec | None = None,
     tools: Sequence[str] | None = None,
     checks: Collection[str] = TRACE_CHECKS,
-    expectation: Mapping[str, Any] | None = None,
+    expectation: Expectation | Mapping[str, Any] | None = None,
 ) -> Verdict:
     """Check one chunking against the whole run: what a pinned regression test calls."""
-    factory = load_factory(detector) if detector is None or isinstance(detector, str) else detector
-    text = "".join(chunks)
-    whole = run_trace(make_detector(factory, tools), [text] if text else [], states=False)
-    trace = run_trace(make_detector(factory, tools), chunks, states=False)
-    return check_trace(trace, whole=whole, checks=checks, expectation=expectation)
+    factory = resolve_detector(detector).factory
+    judge = Judge(factory, "".join(chunks), tools=tools, expectation=expectation, checks=checks)
+    return judge.verdict(chunks)
 
 
 def _plan(
     strategies: Sequence[str] | None,
     runs: int,
     seed: int,
-    detector: str | Factory | None,
+    detector: str | Factory | DetectorSpec | None,
     tools: Sequence[str] | None,
     checks: Collection[str] | None,
     layer: str,
@@ -139,21 +137,9 @@ def _plan(
         raise TcrError(f"rechunk strategy {bad!r} re-splits transport bytes: add --layer transport")
     if runs < 1:
         raise TcrError(f"--runs must be at least 1, not {runs}")
-    chosen = tuple(CHECKS) if checks is None or not checks else tuple(checks)
-    unknown = [c for c in chosen if c not in CHECKS]
-    if unknown:
-        raise TcrError(f"unknown check {unknown[0]!r}; known: {', '.join(CHECKS)}")
-    command: str | None = None
-    if isinstance(detector, str) or detector is None:
-        factory, spec = load_factory(detector), detector
-    elif isinstance(detector, CommandFactory):
-        factory, spec, command = detector, None, detector.command
-    else:
-        factory, spec = detector, getattr(detector, "__module__", "?") + ":" + detector.__qualname__
+    chosen = checks_of(checks or None)  # none given: every check
     return Plan(
-        factory=factory,
-        detector_spec=spec,
-        detector_cmd=command,
+        detector=resolve_detector(detector),
         strategies=parsed,
         runs=runs,
         seed=seed,

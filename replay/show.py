@@ -1,8 +1,8 @@
 """``tcr show``: one recording and everything tcr derives from it, for a person or a machine.
 
 :func:`summarize` is the library half: it reads, decodes, rechunks, runs the
-detector and the oracles, and returns plain JSON-serialisable data (no
-printing). :func:`render` prints such a summary with rich. A detector that
+detector and the oracles, and returns a :class:`ShowSummary` (no printing; its
+``to_json()`` is ``tcr show --json``). :func:`render` prints it with rich. A detector that
 raises is a finding and lands in the summary; bad input (a corrupt or missing
 file, a bad strategy, a detector that cannot be loaded) raises ``TcrError``.
 A body that cannot be decoded is bad input too, but the frames that were read
@@ -19,17 +19,19 @@ from pathlib import Path
 from typing import Any, Final
 
 from tcr.corpus import Recording, read_recording
-from tcr.detector.loader import REFERENCE, Factory, load_factory, make_detector
-from tcr.errors import DecodeError, TcrError
-from tcr.oracle import CHECKS, Verdict, Violation, check_trace, warm_cold_verdict
+from tcr.detector.loader import REFERENCE, DetectorSpec
+from tcr.errors import DecodeError, FactoryError, TcrError
+from tcr.judge import Judge
+from tcr.oracle import TRACE_CHECKS, Check, Verdict, Violation
 from tcr.rechunk import Strategy, parse_strategy
 from tcr.stream import Decoded, Delta, StreamDecoder, decode_bytes
-from tcr.trace import Placed, Trace, describe_error, place_events, run_trace
+from tcr.trace import Placed, Trace, place_events
 
 from .show_render import clip as _clip
 from .show_render import render, visible
+from .show_summary import ShowSummary
 
-__all__ = ["exit_code", "render", "summarize", "visible"]
+__all__ = ["ShowSummary", "render", "summarize", "visible"]
 
 PREVIEW: Final = 120  # characters of a frame's data kept in the summary
 
@@ -43,54 +45,45 @@ def summarize(
     tools: list[str] | None = None,
     rechunk: str = "original",
     seed: int = 0,
-) -> dict[str, Any]:
-    """Everything about one recording as plain data; see the module docstring.
+) -> ShowSummary:
+    """Everything about one recording; see the module docstring.
 
     ``tools`` overrides the recording's declared tools (``[]`` declares none);
     ``rechunk`` must name one chunking (``random`` uses run 0 of ``seed``).
     """
     strategy = parse_strategy(rechunk)  # input errors first, before any work
-    factory = load_factory(detector)
+    chosen = DetectorSpec.load(detector)
     recording = read_recording(path)
     declared = tools if tools is not None else recording.tools
     decoded, error = _decode(recording)
-    summary: dict[str, Any] = {
-        "path": str(path),
-        "header": _jsonable(recording.header),
-        "complete": recording.complete,
-        "incomplete_reason": recording.incomplete_reason,
-        "trailer": _jsonable(recording.end),
-        "frames": _frames(recording),
-        "decoded": _decoded(decoded, error),
-        "content": None,
-        "detector": None,
-        "verdict": None,
-        "expect": _jsonable(recording.expect),
-    }
+    summary = ShowSummary(
+        path=str(path),
+        header=_jsonable(recording.header),
+        complete=recording.complete,
+        incomplete_reason=recording.incomplete_reason,
+        trailer=_jsonable(recording.end),
+        frames=_frames(recording),
+        decoded=_decoded(decoded, error),
+        expect=_jsonable(recording.expect),
+    )
     if error is not None:
         return summary
     label, chunks = _chunking(strategy, recording, decoded, seed)
-    summary["content"] = {
+    content = {
         "text": decoded.text,
         "rechunk": strategy.spec,
         "label": label,
         "recorded_chunks": len(decoded.content),
         "chunks": _offsets(chunks),
     }
-    run, verdict = _judge(factory, declared, chunks, recording.expect)
-    summary["detector"] = {"spec": detector or REFERENCE, "tools": declared, **run}
-    summary["verdict"] = verdict
-    return summary
-
-
-def exit_code(summary: Mapping[str, Any]) -> int:
-    """0 all checks pass, 1 a violation was found, 2 the body could not be decoded or
-    the detector crashed (the same codes as ``tcr replay``)."""
-    if summary["decoded"]["error"] is not None:
-        return 2
-    if any(v["check"] == "crash" for v in summary["verdict"]["violations"]):
-        return 2
-    return 0 if summary["verdict"]["ok"] else 1
+    judge = Judge(chosen.factory, "".join(chunks), tools=declared, expectation=recording.expect)
+    run, verdict = _judge(judge, chunks)
+    return dataclasses.replace(
+        summary,
+        content=content,
+        detector={"spec": detector or REFERENCE, "tools": declared, **run},
+        verdict=verdict,
+    )
 
 
 def _decode(recording: Recording) -> tuple[Decoded, str | None]:
@@ -132,42 +125,25 @@ def _one(strategy: Strategy, chunkings: Iterable[Any]) -> Any:
     return found[0][1]
 
 
-def _judge(
-    factory: Factory,
-    tools: Sequence[str] | None,
-    chunks: tuple[str, ...],
-    expectation: Mapping[str, Any] | None,
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    text = "".join(chunks)
+def _judge(judge: Judge, chunks: tuple[str, ...]) -> tuple[dict[str, Any], Verdict]:
     try:
-        trace = run_trace(make_detector(factory, tools), chunks)
-        whole = run_trace(make_detector(factory, tools), [text] if text else [])
-    except Exception as error:  # the factory itself raised: a finding about the detector
-        message = f"the detector factory raised {describe_error(error)}"
+        trace = judge.trace(chunks, states=True)
+        verdict = judge.judge_trace(trace, checks=TRACE_CHECKS)
+    except FactoryError as error:  # the factory itself failed: a finding about the detector
+        message = str(error)
         crash = {"chunk": None, "offset": None, "error": message}
-        found = Verdict((Violation("crash", message, None, None, ""),), ("crash",))
-        return {"events": [], "shown": "", "crash": crash}, _verdict(found, Verdict((), ()))
-    verdict = check_trace(trace, whole=whole, expectation=expectation)
-    return _run(trace), _verdict(verdict, _warm_cold(factory, tools, chunks))
+        found = Verdict((Violation(Check.CRASH, message, None, None, ""),), (Check.CRASH,))
+        return {"events": [], "shown": "", "crash": crash}, found
+    return _run(trace), verdict + _warm_cold(judge, chunks)
 
 
-def _warm_cold(factory: Factory, tools: Sequence[str] | None, chunks: Sequence[str]) -> Verdict:
+def _warm_cold(judge: Judge, chunks: Sequence[str]) -> Verdict:
     try:
-        return warm_cold_verdict(factory, chunks, tools=tools)
-    except Exception as error:  # a seeded or reused detector that fails is a finding too
-        message = str(error) if isinstance(error, TcrError) else describe_error(error)
-        return Verdict((Violation("warm_cold", message, None, None, ""),), ("warm_cold",))
-
-
-def _verdict(trace_verdict: Verdict, warm_cold: Verdict) -> dict[str, Any]:
-    violations = [*trace_verdict.violations, *warm_cold.violations]
-    ran = set(trace_verdict.ran) | set(warm_cold.ran)
-    return {
-        "ok": not violations,
-        "violations": [dataclasses.asdict(v) for v in violations],
-        "ran": [check for check in CHECKS if check in ran],
-        "skipped": {**trace_verdict.skipped, **warm_cold.skipped},
-    }
+        return judge.warm_cold(chunks)
+    except TcrError as error:  # a seeded or reused detector that fails is a finding too
+        return Verdict(
+            (Violation(Check.WARM_COLD, str(error), None, None, ""),), (Check.WARM_COLD,)
+        )
 
 
 def _run(trace: Trace) -> dict[str, Any]:

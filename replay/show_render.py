@@ -8,13 +8,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from rich.console import Console
 from rich.panel import Panel
 from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text as RichText
+
+if TYPE_CHECKING:
+    from tcr.oracle import Verdict
+
+    from .show_summary import ShowSummary
 
 __all__ = ["clip", "render", "visible"]
 
@@ -52,7 +57,7 @@ _COLOURS: Final = {"Text": "default", "ToolCall": "green", "Reasoning": "magenta
 _COLOURS_REJECTED: Final = "yellow"
 
 
-def render(summary: Mapping[str, Any], console: Console, *, frames_limit: int = 40) -> None:
+def render(summary: ShowSummary, console: Console, *, frames_limit: int = 40) -> None:
     """Print a summary: header, frames, decoded stream, content, events, verdict.
 
     Long tables show their first and last rows (``frames_limit`` in all, 0 for
@@ -60,11 +65,11 @@ def render(summary: Mapping[str, Any], console: Console, *, frames_limit: int = 
     """
     plain = console.color_system is None
     console.print(_header_panel(summary))
-    console.print(Rule(f"Frames ({len(summary['frames'])})", align="left"))
-    console.print(_frames_table(summary["frames"], frames_limit))
+    console.print(Rule(f"Frames ({len(summary.frames)})", align="left"))
+    console.print(_frames_table(summary.frames, frames_limit))
     console.print(Rule("Decoded stream", align="left"))
-    console.print(_stream(summary["decoded"], frames_limit))
-    content, run, verdict = summary["content"], summary["detector"], summary["verdict"]
+    console.print(_stream(summary.decoded, frames_limit))
+    content, run, verdict = summary.content, summary.detector, summary.verdict
     if content is None or run is None or verdict is None:
         return
     chunks = content["chunks"]
@@ -79,13 +84,13 @@ def render(summary: Mapping[str, Any], console: Console, *, frames_limit: int = 
     console.print(_verdict_text(verdict))
 
 
-def _header_panel(summary: Mapping[str, Any]) -> Panel:
-    header = summary["header"]
+def _header_panel(summary: ShowSummary) -> Panel:
+    header = summary.header
     source = header.get("source") or {}
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold")
     grid.add_column()
-    grid.add_row("file", summary["path"])
+    grid.add_row("file", summary.path)
     grid.add_row("kind", f"{header['kind']}, created {header.get('created') or '?'}")
     where = [str(source[k]) for k in ("backend", "model", "endpoint") if source.get(k)]
     grid.add_row("source", " · ".join(where) or "-")
@@ -97,17 +102,17 @@ def _header_panel(summary: Mapping[str, Any]) -> Panel:
     grid.add_row("tools", "any (none declared)" if tools is None else ", ".join(tools) or "none")
     labels = {k: v for k, v in (header.get("labels") or {}).items() if v is not None}
     grid.add_row("labels", ", ".join(f"{k}={v}" for k, v in labels.items()) or "-")
-    frames = summary["frames"]
+    frames = summary.frames
     size = sum(row["bytes"] for row in frames)
     duration = f", {frames[-1]['t_ms']:.1f} ms" if frames else ""
-    if summary["complete"]:
+    if summary.complete:
         state = RichText.assemble(("complete", "green"), f": {len(frames)} frames, {size} bytes")
     else:
-        reason = summary["incomplete_reason"]
+        reason = summary.incomplete_reason
         state = RichText.assemble(("INCOMPLETE", "bold red"), f" ({reason}): {len(frames)} frames")
     grid.add_row("status", state + duration)
-    if summary["expect"] is not None:
-        grid.add_row("expect", _brief_map(summary["expect"]))
+    if summary.expect is not None:
+        grid.add_row("expect", _brief_map(summary.expect))
     return Panel(grid, title=f"recording {header['id']}", title_align="left")
 
 
@@ -303,21 +308,21 @@ def _describe(row: Mapping[str, Any]) -> RichText:
     return RichText.assemble((f"{kind} ", f"bold {style}"), (body, style), (format_, "dim"))
 
 
-def _verdict_text(verdict: Mapping[str, Any]) -> RichText:
+def _verdict_text(verdict: Verdict) -> RichText:
     out = RichText()
-    violations = verdict["violations"]
-    if verdict["ok"]:
+    violations = verdict.violations
+    if verdict.ok:
         out.append("PASS", style="bold green")
     else:
         out.append(f"FAIL: {len(violations)} violation{'s' * (len(violations) != 1)}", "bold red")
-    out.append(f"  (checks run: {', '.join(verdict['ran']) or 'none'})", style="dim")
+    out.append(f"  (checks run: {', '.join(verdict.ran) or 'none'})", style="dim")
     for found in violations:
-        chunk = "?" if found["chunk"] is None else found["chunk"]
-        offset = "?" if found["offset"] is None else found["offset"]
-        out.append(f"\n✗ {found['check']}", style="bold red")
-        out.append(f" at chunk {chunk}, offset {offset}: {found['message']}")
-        if found["excerpt"]:
-            out.append(f"\n    {found['excerpt']}", style="cyan")
-    for check, why in verdict["skipped"].items():
+        chunk = "?" if found.chunk is None else found.chunk
+        offset = "?" if found.offset is None else found.offset
+        out.append(f"\n✗ {found.check}", style="bold red")
+        out.append(f" at chunk {chunk}, offset {offset}: {found.message}")
+        if found.excerpt:
+            out.append(f"\n    {found.excerpt}", style="cyan")
+    for check, why in verdict.skipped.items():
         out.append(f"\nskipped {check}: {why}", style="dim")
     return out

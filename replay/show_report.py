@@ -1,22 +1,21 @@
 """A ``tcr show`` summary for CI: JUnit XML (a test case per check) and SARIF.
 
-Both read the plain data :func:`tcr.replay.show.summarize` returns, so they
-report what ``tcr show`` printed: the checks of one chunking of one recording.
+Both read the :class:`ShowSummary` :func:`tcr.replay.show.summarize` returns, so
+they report what ``tcr show`` printed: the checks of one chunking of one recording.
 """
 
 from __future__ import annotations
 
 import shlex
-import xml.etree.ElementTree as ET
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from tcr import sarif
-from tcr._runtime.report_files import write_junit_xml, write_sarif_log
-from tcr.oracle import CHECKS, Violation
+from tcr._runtime import junit
+from tcr._runtime.report_files import write_sarif_log
+from tcr.oracle import CHECKS
 
-from .show import exit_code
+from .show_summary import ShowSummary
 
 __all__ = ["command_line", "sarif_results", "to_sarif", "write_junit", "write_sarif"]
 
@@ -40,33 +39,32 @@ def command_line(
     return shlex.join(args)
 
 
-def sarif_results(summary: Mapping[str, Any], *, command: str | None = None) -> list[sarif.Result]:
+def sarif_results(summary: ShowSummary, *, command: str | None = None) -> list[sarif.Result]:
     """One result per violation, or one ``input`` result for a body that does not decode."""
-    path = summary["path"]
-    recording = str(summary["header"].get("id") or path)
-    error = summary["decoded"]["error"]
-    if error is not None:
-        return [sarif.Result("input", error, path, ("show", recording, "input"))]
-    label = summary["content"]["label"]
+    path = summary.path
+    recording = str(summary.header.get("id") or path)
+    error = summary.decode_error
+    if error is not None or summary.content is None or summary.verdict is None:
+        return [sarif.Result("input", str(error), path, ("show", recording, "input"))]
+    label = summary.content["label"]
+    spec = summary.detector["spec"] if summary.detector is not None else None
     reproduce = f" Reproduce with: {command}" if command else ""
     results = []
-    for v in summary["verdict"]["violations"]:
-        where = (
-            f" (chunk {v['chunk']}, offset {v['offset']}: {v['excerpt']})" if v["excerpt"] else ""
-        )
+    for v in summary.verdict.violations:
+        where = f" (chunk {v.chunk}, offset {v.offset}: {v.excerpt})" if v.excerpt else ""
         results.append(
             sarif.Result(
-                v["check"],
-                f"{v['check']} fails on {path} under {label}: {v['message']}{where}.{reproduce}",
+                v.check,
+                f"{v.check} fails on {path} under {label}: {v.message}{where}.{reproduce}",
                 path,
-                ("show", recording, v["check"], summary["content"]["rechunk"]),
-                chunk=v["chunk"],
-                offset=v["offset"],
+                ("show", recording, v.check, summary.content["rechunk"]),
+                chunk=v.chunk,
+                offset=v.offset,
                 properties={
                     "recording": recording,
                     "chunking": label,
-                    "detector": summary["detector"]["spec"],
-                    "excerpt": v["excerpt"],
+                    "detector": spec,
+                    "excerpt": v.excerpt,
                     **({"reproducer": command} if command else {}),
                 },
             )
@@ -75,73 +73,59 @@ def sarif_results(summary: Mapping[str, Any], *, command: str | None = None) -> 
 
 
 def to_sarif(
-    summary: Mapping[str, Any], *, command: str | None = None, root: Path | None = None
+    summary: ShowSummary, *, command: str | None = None, root: Path | None = None
 ) -> dict[str, Any]:
     """The summary's verdict as a SARIF 2.1.0 log (``command``: the line that reproduces it)."""
     return sarif.to_sarif(
         sarif_results(summary, command=command),
         root=(Path.cwd() if root is None else root).resolve(),
-        exit_code=exit_code(summary),
+        exit_code=summary.exit_code,
     )
 
 
-def write_sarif(
-    summary: Mapping[str, Any], path: str | Path, *, command: str | None = None
-) -> None:
+def write_sarif(summary: ShowSummary, path: str | Path, *, command: str | None = None) -> None:
     """Write the verdict as SARIF 2.1.0 (GitHub code scanning, the VS Code SARIF viewer)."""
     log = to_sarif(summary, command=command)
     write_sarif_log(path, log)
 
 
-def write_junit(summary: Mapping[str, Any], path: str | Path) -> None:
+def write_junit(summary: ShowSummary, path: str | Path) -> None:
     """One test case per check (passed, failed, skipped with why); a crash is an error.
 
     A body that does not decode is one errored test case: no check ran.
     """
-    recording = summary["path"]
-    cases: list[ET.Element] = []
-    error = summary["decoded"]["error"]
-    if error is not None:
-        case = ET.Element("testcase", classname=recording, name="decode")
-        ET.SubElement(case, "error", message=error, type="input")
-        cases.append(case)
+    recording = summary.path
+    verdict = summary.verdict
+    cases: list[junit.Case] = []
+    if summary.decode_error is not None or verdict is None:
+        error = str(summary.decode_error)
+        cases.append(
+            junit.Case(
+                recording, "decode", outcome=junit.Outcome.ERROR, message=error, kind="input"
+            )
+        )
     else:
-        verdict = summary["verdict"]
         for check in CHECKS:
-            found = [v for v in verdict["violations"] if v["check"] == check]
-            if check not in verdict["ran"] and not found:
-                if check in verdict["skipped"]:
-                    case = ET.Element("testcase", classname=recording, name=check)
-                    ET.SubElement(case, "skipped", message=verdict["skipped"][check])
-                    cases.append(case)
-                continue
-            case = ET.Element("testcase", classname=recording, name=check)
+            found = [v for v in verdict.violations if v.check == check]
             if found:
-                tag = "error" if check == "crash" else "failure"
-                first = found[0]
-                element = ET.SubElement(
-                    case, tag, message=f"{check}: {first['message']}", type=check
+                cases.append(
+                    junit.Case(
+                        recording,
+                        check,
+                        outcome=junit.Outcome.ERROR if check.is_error else junit.Outcome.FAILURE,
+                        message=f"{check}: {found[0].message}",
+                        kind=check,
+                        text="\n".join(str(v) for v in found),
+                    )
                 )
-                element.text = "\n".join(str(Violation(**v)) for v in found)
-            cases.append(case)
-
-    def count(tag: str) -> str:
-        return str(sum(1 for case in cases if case.find(tag) is not None))
-
-    suite = ET.Element(
-        "testsuite",
-        name="tcr show",
-        tests=str(len(cases)),
-        failures=count("failure"),
-        errors=count("error"),
-        skipped=count("skipped"),
-    )
-    if summary["content"] is not None:  # a body that does not decode was not chunked
-        properties = ET.SubElement(suite, "properties")
-        ET.SubElement(properties, "property", name="rechunk", value=summary["content"]["label"])
-        ET.SubElement(properties, "property", name="detector", value=summary["detector"]["spec"])
-    suite.extend(cases)
-    root = ET.Element("testsuites")
-    root.append(suite)
-    ET.indent(root)
-    write_junit_xml(path, root)
+            elif check in verdict.ran:
+                cases.append(junit.Case(recording, check))
+            elif check in verdict.skipped:
+                why = verdict.skipped[check]
+                cases.append(
+                    junit.Case(recording, check, outcome=junit.Outcome.SKIPPED, message=why)
+                )
+    properties = []
+    if summary.content is not None and summary.detector is not None:  # a body that decodes
+        properties = [("rechunk", summary.content["label"]), ("detector", summary.detector["spec"])]
+    junit.write_suite(path, "tcr show", cases, properties=properties)

@@ -1,21 +1,28 @@
 """What an oracle reports, and the event-by-event comparison two checks share.
 
-A ``Violation`` is one finding, placed at a chunk and an input offset with an
-excerpt of the input around it; a ``Verdict`` is the findings of one judgement
-with the checks that ran and why the others did not. ``first_difference`` is the
+A ``Check`` names an oracle and knows whether its failure is an error (a crash:
+the detector is unusable input, exit 2) or a violation (exit 1). A ``Violation``
+is one finding, placed at a chunk and an input offset with an excerpt of the
+input around it; a ``Verdict`` is the findings of one judgement with the checks
+that ran and why the others did not. ``first_difference`` is the
 comparison behind both chunk invariance and warm equals cold. Private: the
 public names are re-exported by ``tcr.oracle``.
 """
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
 
 from tcr.detector.events import Event, Reasoning, Rejected, Text, ToolCall
+from tcr.errors import EXIT_ERROR, EXIT_OK, EXIT_VIOLATION
 from tcr.trace import Placed, Trace
 
 __all__ = [
     "CARET",
+    "CHECKS",
+    "TRACE_CHECKS",
+    "Check",
     "Verdict",
     "Violation",
     "brief",
@@ -29,9 +36,39 @@ __all__ = [
 CARET = "‸"  # marks the offset in an excerpt; "|" would be ambiguous inside "<|tool_call>"
 
 
+class Check(enum.StrEnum):
+    """An oracle (DESIGN §7). A ``str``, so JSON, JUnit and the CLI show its value."""
+
+    CONSERVATION = "conservation"
+    INVARIANCE = "invariance"
+    NO_LEAK = "no_leak"
+    HOLDBACK = "holdback"
+    WARM_COLD = "warm_cold"
+    EXPECTED = "expected"
+    CRASH = "crash"
+    # Not an oracle on events: re-split transport bytes must decode the same (DESIGN §6).
+    TRANSPORT = "transport"
+
+    @property
+    def is_error(self) -> bool:
+        """A detector that raises is unusable input, not a parser bug to weigh."""
+        return self is Check.CRASH
+
+    @property
+    def exit_code(self) -> int:
+        """What a command exits with when this check fails."""
+        return EXIT_ERROR if self.is_error else EXIT_VIOLATION
+
+
+# The oracles on a detector, in report order; TRANSPORT judges the decoders.
+CHECKS: tuple[Check, ...] = tuple(c for c in Check if c is not Check.TRANSPORT)
+# warm_cold judges a detector factory, not a trace: see tcr.warm_cold.
+TRACE_CHECKS: tuple[Check, ...] = tuple(c for c in CHECKS if c is not Check.WARM_COLD)
+
+
 @dataclass(frozen=True, slots=True)
 class Violation:
-    check: str  # one of tcr.oracle.CHECKS
+    check: Check
     message: str  # one line: what went wrong
     chunk: int | None  # chunk index; len(chunks) is the finish() step
     offset: int | None  # input offset
@@ -46,12 +83,26 @@ class Violation:
 @dataclass(frozen=True, slots=True)
 class Verdict:
     violations: tuple[Violation, ...]
-    ran: tuple[str, ...]  # checks that ran
+    ran: tuple[Check, ...]  # checks that ran
     skipped: dict[str, str] = field(default_factory=dict, hash=False)  # check -> why not
 
     @property
     def ok(self) -> bool:
         return not self.violations
+
+    @property
+    def exit_code(self) -> int:
+        """0 when every check passed, else the worst failed check's code."""
+        return max((v.check.exit_code for v in self.violations), default=EXIT_OK)
+
+    def __add__(self, other: Verdict) -> Verdict:
+        """Both verdicts' findings, the checks either ran in ``CHECKS`` order."""
+        ran = set(self.ran) | set(other.ran)
+        return Verdict(
+            (*self.violations, *other.violations),
+            tuple(c for c in CHECKS if c in ran),
+            {**self.skipped, **other.skipped},
+        )
 
 
 def excerpt(text: str, offset: int, width: int = 16) -> str:
@@ -63,7 +114,9 @@ def excerpt(text: str, offset: int, width: int = 16) -> str:
     return f"{head}{repr(before)[1:-1]}{CARET}{repr(after)[1:-1]}{tail}"
 
 
-def violation(check: str, message: str, text: str, chunk: int | None, at: int | None) -> Violation:
+def violation(
+    check: Check, message: str, text: str, chunk: int | None, at: int | None
+) -> Violation:
     """A violation with the excerpt of ``text`` (the input) around ``at``."""
     return Violation(check, message, chunk, at, excerpt(text, at or 0))
 
@@ -107,7 +160,7 @@ def _same(a: Event, b: Event) -> bool:
 
 
 def first_difference(
-    trace: Trace, mine: list[Placed], reference: list[Placed], check: str, other: str
+    trace: Trace, mine: list[Placed], reference: list[Placed], check: Check, other: str
 ) -> Violation | None:
     """The first event where ``mine`` and ``reference`` differ, as a violation."""
     for index in range(max(len(mine), len(reference))):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from tcr import __version__
+from tcr.errors import EXIT_INTERRUPTED
 
 EPILOG = """\b
 Examples:
@@ -15,9 +16,6 @@ Examples:
   tcr fuzz --budget 60s --seed 0
   tcr serve corpora/recorded --rechunk char --speed 0
 """
-
-
-EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports it: not 1, which means a violation
 
 
 class _Group(click.Group):

@@ -1,8 +1,29 @@
-"""The one permitted failure: every kind of bad input raises a ``TcrError``."""
+"""The one permitted failure (every kind of bad input raises a ``TcrError``), and exit codes.
+
+The exit codes are those of every command (DESIGN §8): 0 all checks pass, 1 a
+violation was found, 2 usage or input error (a detector that crashes is unusable
+input too), 130 interrupted by Ctrl-C.
+"""
 
 from __future__ import annotations
 
-__all__ = ["CorpusError", "DecodeError", "TcrError"]
+from typing import Final
+
+__all__ = [
+    "EXIT_ERROR",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_VIOLATION",
+    "CorpusError",
+    "DecodeError",
+    "FactoryError",
+    "TcrError",
+]
+
+EXIT_OK: Final = 0
+EXIT_VIOLATION: Final = 1
+EXIT_ERROR: Final = 2
+EXIT_INTERRUPTED: Final = 130  # 128 + SIGINT, as a shell reports it: not 1, a violation
 
 
 class TcrError(Exception):
@@ -15,3 +36,7 @@ class CorpusError(TcrError):
 
 class DecodeError(TcrError):
     """A transport body (SSE, NDJSON, JSON chunk) that cannot be decoded."""
+
+
+class FactoryError(TcrError):
+    """A detector factory that raised, or returned something that is not a detector."""

@@ -11,16 +11,21 @@ carry no raw spans cannot be checked for conservation).
 
 Warm equals cold judges a detector factory, not a trace: it lives in
 ``tcr.warm_cold`` and is re-exported here, so every oracle imports from this module.
+``tcr.judge.Judge`` puts them together for one message: whole run, chunked run,
+every check.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from tcr._verdict import (
     CARET,
+    CHECKS,
+    TRACE_CHECKS,
+    Check,
     Verdict,
     Violation,
     brief,
@@ -30,9 +35,10 @@ from tcr._verdict import (
     first_difference,
     violation,
 )
-from tcr.detector.events import Event, Reasoning, Rejected, Text, ToolCall
+from tcr.detector.events import Reasoning, Rejected, Text, ToolCall, merge_text
 from tcr.detector.formats import HOLDBACK_BOUND, OPENER_RE
 from tcr.errors import TcrError
+from tcr.expectation import Expectation, ExpectedCall
 from tcr.trace import Placed, Trace, merge_placed, place_events
 from tcr.warm_cold import check_warm_cold, warm_cold_verdict
 
@@ -40,6 +46,8 @@ __all__ = [
     "CARET",
     "CHECKS",
     "TRACE_CHECKS",
+    "Check",
+    "Expectation",
     "Verdict",
     "Violation",
     "check_trace",
@@ -54,24 +62,7 @@ __all__ = [
     "warm_cold_verdict",
 ]
 
-CHECKS: tuple[str, ...] = (
-    "conservation",
-    "invariance",
-    "no_leak",
-    "holdback",
-    "warm_cold",
-    "expected",
-    "crash",
-)
-# warm_cold judges a detector factory, not a trace: see check_warm_cold().
-TRACE_CHECKS: tuple[str, ...] = tuple(c for c in CHECKS if c != "warm_cold")
-
 _LEAK = OPENER_RE  # a complete distinctive opening marker
-
-
-def merge_text(events: Iterable[Event]) -> list[Event]:
-    """The events with adjacent ``Text`` merged and empty ``Text`` dropped."""
-    return [p.event for p in merge_placed(Placed(e, None, 0, 0) for e in events)]
 
 
 # --- conservation ---------------------------------------------------------------
@@ -99,7 +90,7 @@ def _conservation(trace: Trace) -> list[Violation]:
     if trace.finished and emitted < len(text):
         lost = text[emitted:]
         message = f"lost {len(lost)} characters at end: finish() never emitted {clip(lost)!r}"
-        return [violation("conservation", message, text, len(trace.chunks), emitted)]
+        return [violation(Check.CONSERVATION, message, text, len(trace.chunks), emitted)]
     return []
 
 
@@ -118,7 +109,9 @@ def _conservation_break(
     while same < limit and rest[same] == text[emitted + same]:
         same += 1
     at, rest = emitted + same, rest[same:]
-    return violation("conservation", _what_broke(text, at, received, rest), text, step_index, at)
+    return violation(
+        Check.CONSERVATION, _what_broke(text, at, received, rest), text, step_index, at
+    )
 
 
 def _what_broke(text: str, at: int, received: int, rest: str) -> str:
@@ -145,7 +138,7 @@ def _what_broke(text: str, at: int, received: int, rest: str) -> str:
 def chunk_invariance(trace: Trace, whole: Trace) -> list[Violation]:
     """Events (adjacent Text merged) equal those of the ``whole`` chunking."""
     mine, reference = merge_placed(place_events(trace)), merge_placed(place_events(whole))
-    found = first_difference(trace, mine, reference, "invariance", "the whole run")
+    found = first_difference(trace, mine, reference, Check.INVARIANCE, "the whole run")
     return [found] if found else []
 
 
@@ -165,13 +158,15 @@ def _no_leak(trace: Trace, merged: list[Placed]) -> list[Violation]:
         marker, chunk = match.group(), item.step_at(match.end() - 1)
         if item.start is not None:
             message = f"Text shows the opening marker {marker!r}"
-            return [violation("no_leak", message, trace.input, chunk, item.start + match.start())]
+            return [
+                violation(Check.NO_LEAK, message, trace.input, chunk, item.start + match.start())
+            ]
         shown_at = item.shown + match.start()
         message = (
             f"Text shows the opening marker {marker!r} at offset {shown_at} of the shown "
             "text (input offset unknown: events carry no raw spans)"
         )
-        return [Violation("no_leak", message, chunk, None, excerpt(trace.shown, shown_at))]
+        return [Violation(Check.NO_LEAK, message, chunk, None, excerpt(trace.shown, shown_at))]
     return []
 
 
@@ -249,43 +244,33 @@ def _holdback(trace: Trace, whole: Trace, bound: int) -> list[Violation]:
                 f"holds back {held} characters after chunk {step.index} (bound {bound}): "
                 f"input from {emitted} to {received} is neither emitted nor inside a block"
             )
-            return [violation("holdback", message, trace.input, step.index, emitted)]
+            return [violation(Check.HOLDBACK, message, trace.input, step.index, emitted)]
     return []
 
 
 # --- expected -------------------------------------------------------------------
 
 
-def expected(trace: Trace, expectation: Mapping[str, Any]) -> list[Violation]:
-    """Shown text, calls and reasoning match a recorded expectation (keys optional)."""
-    unknown = set(expectation) - {"text", "calls", "reasoning"}
-    if unknown:
-        raise TcrError(
-            f"expectation has unknown keys {sorted(unknown)}; known: text, calls, reasoning"
-        )
+def expected(trace: Trace, expectation: Expectation | Mapping[str, Any]) -> list[Violation]:
+    """Shown text, calls and reasoning match a recorded expectation (parts optional)."""
+    expect = Expectation.of(expectation)
+    assert expect is not None
     placed = place_events(trace)
     found: list[Violation] = []
-    if "text" in expectation:
-        found += _expected_text(trace, placed, _expect_str(expectation, "text"))
-    if "calls" in expectation:
-        found += _expected_calls(trace, placed, expectation["calls"])
-    if "reasoning" in expectation:
-        want = _expect_str(expectation, "reasoning")
+    if expect.text is not None:
+        found += _expected_text(trace, placed, expect.text)
+    if expect.calls is not None:
+        found += _expected_calls(trace, placed, expect.calls)
+    if expect.reasoning is not None:
+        want = expect.reasoning
         thoughts = [p for p in placed if isinstance(p.event, Reasoning)]
         got = "".join(p.event.text for p in thoughts)  # type: ignore[union-attr]
         if got != want:
             chunk = thoughts[0].step if thoughts else len(trace.chunks)
             message = f"reasoning is {clip(got, 40)!r}, expected {clip(want, 40)!r}"
             at = thoughts[0].start if thoughts else None
-            found.append(violation("expected", message, trace.input, chunk, at))
+            found.append(violation(Check.EXPECTED, message, trace.input, chunk, at))
     return found
-
-
-def _expect_str(expectation: Mapping[str, Any], key: str) -> str:
-    value = expectation[key]
-    if not isinstance(value, str):
-        raise TcrError(f"expectation {key!r} must be a string, not {type(value).__name__}")
-    return value
 
 
 def _expected_text(trace: Trace, placed: list[Placed], want: str) -> list[Violation]:
@@ -310,19 +295,19 @@ def _expected_text(trace: Trace, placed: list[Placed], want: str) -> list[Violat
         f"shown text differs at character {at}: "
         f"got {clip(got[at:])!r}, expected {clip(want[at:])!r}"
     )
-    return [violation("expected", message, trace.input, chunk, offset)]
+    return [violation(Check.EXPECTED, message, trace.input, chunk, offset)]
 
 
-def _expected_calls(trace: Trace, placed: list[Placed], want: object) -> list[Violation]:
-    if not isinstance(want, list):
-        raise TcrError("expectation 'calls' must be a list of {name, arguments} maps")
+def _expected_calls(
+    trace: Trace, placed: list[Placed], want: tuple[ExpectedCall, ...]
+) -> list[Violation]:
     calls = [p for p in placed if isinstance(p.event, ToolCall)]
     for index in range(max(len(calls), len(want))):
         item = calls[index] if index < len(calls) else None
         if index >= len(want):
             problem = f"unexpected call {index}: {brief(item.event if item else None)}"
         else:
-            name, arguments = _expected_call(index, want[index])
+            name, arguments = want[index].name, want[index].arguments
             call = item.event if item else None
             if not isinstance(call, ToolCall):
                 problem = (
@@ -338,20 +323,9 @@ def _expected_calls(trace: Trace, placed: list[Placed], want: object) -> list[Vi
             else:
                 continue
         chunk = item.step if item else len(trace.chunks)
-        return [violation("expected", problem, trace.input, chunk, item.start if item else None)]
+        at = item.start if item else None
+        return [violation(Check.EXPECTED, problem, trace.input, chunk, at)]
     return []
-
-
-def _expected_call(index: int, spec: object) -> tuple[str, object]:
-    if not isinstance(spec, Mapping) or not isinstance(spec.get("name"), str):
-        raise TcrError(f"expectation call {index} must be a map with a string 'name'")
-    arguments = spec.get("arguments", {})
-    if isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments)
-        except ValueError:
-            raise TcrError(f"expectation call {index}: 'arguments' is not JSON") from None
-    return spec["name"], arguments
 
 
 def _parsed(arguments: str) -> object:
@@ -370,7 +344,7 @@ def _crash(trace: Trace) -> list[Violation]:
         return []
     call = "finish()" if crash.index == len(trace.chunks) else f"feed() of chunk {crash.index}"
     message = f"the detector raised {crash.error} in {call}"
-    return [violation("crash", message, trace.input, crash.index, crash.offset)]
+    return [violation(Check.CRASH, message, trace.input, crash.index, crash.offset)]
 
 
 def check_trace(
@@ -378,65 +352,71 @@ def check_trace(
     *,
     whole: Trace | None,
     checks: Collection[str] = TRACE_CHECKS,
-    expectation: Mapping[str, Any] | None = None,
+    expectation: Expectation | Mapping[str, Any] | None = None,
     bound: int = HOLDBACK_BOUND,
 ) -> Verdict:
-    """Run the requested checks on one trace; ``whole`` is the run of the unsplit input."""
+    """Run the requested checks on one trace; ``whole`` is the run of the unsplit input.
+
+    The layer below ``tcr.judge.Judge``, which makes the runs and adds warm equals cold.
+    """
     unknown = [c for c in checks if c not in CHECKS]
     if unknown:
         raise TcrError(f"unknown checks {unknown}; known: {', '.join(CHECKS)}")
+    expect = Expectation.of(expectation)
     merged = merge_placed(place_events(trace))  # shared by invariance and no_leak
     raw_known = trace.has_raw, whole is not None and whole.has_raw  # one pass each
-    ran: list[str] = []
+    ran: list[Check] = []
     skipped: dict[str, str] = {}
     found: list[Violation] = []
     for check in (c for c in CHECKS if c in checks):
-        why = skipped.get(check) or _why_skipped(check, trace, whole, expectation, raw_known)
+        why = skipped.get(check) or _why_skipped(check, trace, whole, expect, raw_known)
         if why:
             skipped[check] = why
             continue
         ran.append(check)
-        if check == "conservation":
+        if check is Check.CONSERVATION:
             lost_track = _conservation(trace)
             found += lost_track
-            if lost_track and "holdback" in checks:
+            if lost_track and Check.HOLDBACK in checks:
                 # Held = received - emitted assumes the raw emitted is a prefix of the input.
-                skipped["holdback"] = "conservation failed, so emitted length is no input position"
-        elif check == "invariance" and whole is not None:
+                skipped[Check.HOLDBACK] = (
+                    "conservation failed, so emitted length is no input position"
+                )
+        elif check is Check.INVARIANCE and whole is not None:
             reference = merge_placed(place_events(whole))
-            difference = first_difference(trace, merged, reference, "invariance", "the whole run")
+            difference = first_difference(trace, merged, reference, check, "the whole run")
             found += [difference] if difference else []
-        elif check == "no_leak":
+        elif check is Check.NO_LEAK:
             found += _no_leak(trace, merged)
-        elif check == "holdback" and whole is not None:
+        elif check is Check.HOLDBACK and whole is not None:
             found += _holdback(trace, whole, bound)
-        elif check == "expected" and expectation is not None:
-            found += expected(trace, expectation)
-        elif check == "crash":
+        elif check is Check.EXPECTED and expect is not None:
+            found += expected(trace, expect)
+        elif check is Check.CRASH:
             found += _crash(trace)
     return Verdict(tuple(found), tuple(ran), skipped)
 
 
 def _why_skipped(
-    check: str,
+    check: Check,
     trace: Trace,
     whole: Trace | None,
-    expectation: Mapping[str, Any] | None,
+    expectation: Expectation | None,
     raw_known: tuple[bool, bool],
 ) -> str | None:
     crashed = f"this run crashed at chunk {trace.crash.index}" if trace.crash else None
-    if check in ("conservation", "holdback") and not raw_known[0]:
+    if check in (Check.CONSERVATION, Check.HOLDBACK) and not raw_known[0]:
         return "events carry no raw spans"
-    if check in ("invariance", "holdback"):
+    if check in (Check.INVARIANCE, Check.HOLDBACK):
         if whole is None:
             return "no whole run to compare with"
         if whole.crash is not None:
             return "the whole run crashed"
-        if check == "holdback":
+        if check is Check.HOLDBACK:
             return None if raw_known[1] else "the whole run's events carry no raw spans"
         return crashed
-    if check == "warm_cold":
+    if check is Check.WARM_COLD:
         return "needs a detector factory: see check_warm_cold()"
-    if check == "expected":
+    if check is Check.EXPECTED:
         return "no expectation" if expectation is None else crashed
     return None

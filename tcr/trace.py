@@ -15,7 +15,7 @@ import copy
 import enum
 from bisect import bisect_right
 from collections.abc import Generator, Iterable, Sequence
-from contextlib import suppress
+from contextlib import closing, suppress
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,8 +29,10 @@ __all__ = [
     "Trace",
     "checked_events",
     "describe_error",
+    "iter_steps",
     "merge_placed",
     "place_events",
+    "reads_state",
     "run_trace",
     "snapshot_state",
 ]
@@ -117,7 +119,7 @@ def describe_error(error: BaseException) -> str:
 
 
 def run_trace(detector: Detector, chunks: Sequence[str], *, states: bool = True) -> Trace:
-    """Feed every chunk, then finish, recording each step.
+    """Feed every chunk, then finish, recording each step (``iter_steps``).
 
     ``states=False`` skips reading ``detector.state`` after each step; a replay
     that only runs the oracles does not need it, and a state snapshot per chunk
@@ -128,36 +130,60 @@ def run_trace(detector: Detector, chunks: Sequence[str], *, states: bool = True)
     """
     chunk_tuple = tuple(chunks)
     steps: list[Step] = []
-    try:
-        read_state = states and hasattr(detector, "state")
-    except Exception:  # a state property that raises: read it per step, so it is a Crash
-        read_state = True
-    offset = 0
-    many = None if read_state else _feed_many(detector, chunk_tuple)
-    for index, chunk in enumerate(chunk_tuple):
-        try:
-            result = detector.feed(chunk) if many is None else next(many)
-            events = checked_events(result, "feed()")
-            state = snapshot_state(getattr(detector, "state", None)) if read_state else None
-        except Exception as error:  # any detector failure is a finding, reported
-            if many is not None:
-                many.close()
-            return Trace(chunk_tuple, tuple(steps), Crash(index, offset, describe_error(error)))
-        steps.append(Step(index, chunk, offset, events, state))
-        offset += len(chunk)
-    if many is not None:
-        many.close()
-    index = len(chunk_tuple)
-    try:
-        events = checked_events(detector.finish(), "finish()")
-        state = snapshot_state(getattr(detector, "state", None)) if read_state else None
-    except Exception as error:
-        return Trace(chunk_tuple, tuple(steps), Crash(index, offset, describe_error(error)))
-    steps.append(Step(index, None, offset, events, state))
+    # closing(): a crash ends the run at once, and a feed_many() pipeline with it
+    with closing(iter_steps(detector, chunk_tuple, states=states)) as stepping:
+        for item in stepping:
+            if isinstance(item, Crash):
+                return Trace(chunk_tuple, tuple(steps), item)
+            steps.append(item)
     return Trace(chunk_tuple, tuple(steps), None)
 
 
-def _feed_many(detector: Detector, chunks: tuple[str, ...]) -> Generator[object, None, None] | None:
+def reads_state(detector: Detector) -> bool:
+    """Whether the detector exposes a ``state`` to snapshot after each step."""
+    try:
+        return hasattr(detector, "state")
+    except Exception:  # a state property that raises: read it per step, so it is a Crash
+        return True
+
+
+def iter_steps(
+    detector: Detector, chunks: Sequence[str], *, states: bool = True
+) -> Generator[Step | Crash, None, None]:
+    """Feed each chunk, then finish: one ``Step`` each, or the ``Crash`` that ends the run.
+
+    ``chunks`` may grow while this runs (the TUI traces a recording as it loads
+    it, one slice at a time): ``finish()`` is fed when the iterator reaches their end,
+    so take the next step only once the chunk it needs is there.
+    """
+    read_state = states and reads_state(detector)
+    # Only states=False pipelines: feed_many() needs every chunk up front.
+    many = None if states else _feed_many(detector, chunks)
+    offset = index = 0
+    try:
+        while True:
+            chunk = chunks[index] if index < len(chunks) else None
+            try:
+                if chunk is None:
+                    events = checked_events(detector.finish(), "finish()")
+                else:
+                    result = detector.feed(chunk) if many is None else next(many)
+                    events = checked_events(result, "feed()")
+                state = snapshot_state(getattr(detector, "state", None)) if read_state else None
+            except Exception as error:  # any detector failure is a finding, reported
+                yield Crash(index, offset, describe_error(error))
+                return
+            yield Step(index, chunk, offset, events, state)
+            if chunk is None:
+                return
+            offset += len(chunk)
+            index += 1
+    finally:
+        if many is not None:
+            many.close()
+
+
+def _feed_many(detector: Detector, chunks: Sequence[str]) -> Generator[object, None, None] | None:
     """The results of the detector's ``feed_many`` fast path, one per chunk; None without one."""
     try:
         feed_many = getattr(detector, "feed_many", None)
@@ -166,7 +192,7 @@ def _feed_many(detector: Detector, chunks: tuple[str, ...]) -> Generator[object,
     return _results(feed_many, chunks) if callable(feed_many) else None
 
 
-def _results(feed_many: Any, chunks: tuple[str, ...]) -> Generator[object, None, None]:
+def _results(feed_many: Any, chunks: Sequence[str]) -> Generator[object, None, None]:
     results = iter(feed_many(chunks))
     try:
         for count in range(len(chunks)):

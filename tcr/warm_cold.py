@@ -9,18 +9,16 @@ no format to seed with) is skipped with its reason, as ``check_trace`` skips che
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Sequence
 
-from tcr._verdict import Verdict, Violation, first_difference, violation
+from tcr._verdict import Check, Verdict, Violation, first_difference, violation
 from tcr.detector.events import Detector
 from tcr.detector.formats import FORMATS
-from tcr.errors import TcrError
+from tcr.detector.loader import Factory, accepts_keyword, make_detector
+from tcr.errors import FactoryError
 from tcr.trace import Placed, Trace, describe_error, merge_placed, place_events, run_trace
 
 __all__ = ["Factory", "check_warm_cold", "warm_cold_verdict"]
-
-Factory = Callable[..., Detector]
 
 
 def check_warm_cold(
@@ -37,16 +35,18 @@ def warm_cold_verdict(
 
     ``skipped`` holds ``"warm_cold"`` when nothing could run, else
     ``"warm_cold.reset"`` or ``"warm_cold.seed"`` for the part that could not.
+    A factory that fails to make the fresh or the reused detector raises
+    ``FactoryError`` (``tcr.detector.loader.make_detector``).
     """
-    fresh = _make(factory, tools)
+    fresh = make_detector(factory, tools)
     cold = run_trace(fresh, chunks, states=False)
     if cold.crash is not None:
-        return Verdict((), (), {"warm_cold": "a fresh detector crashed (see the crash check)"})
+        return Verdict((), (), {Check.WARM_COLD: "a fresh detector crashed (see the crash check)"})
     reference = merge_placed(place_events(cold))
     found: list[Violation] = []
     skipped: dict[str, str] = {}
 
-    reused = _make(factory, tools)
+    reused = make_detector(factory, tools)
     reset = getattr(reused, "reset", None)
     if callable(reset):
         found += _reset_part(reused, reset, cold, reference)
@@ -58,15 +58,15 @@ def warm_cold_verdict(
         skipped["warm_cold.seed"] = "detector exposes no format"
     elif learned is None:
         skipped["warm_cold.seed"] = "no format identified in this message"
-    elif not _accepts(factory, "format"):
+    elif not accepts_keyword(factory, "format"):
         skipped["warm_cold.seed"] = "the factory takes no format keyword"
     else:
         found += _seed_part(factory, tools, learned, cold, reference)
 
     if len(skipped) == 2:
         reasons = "; ".join(f"{key.split('.')[1]}: {why}" for key, why in skipped.items())
-        return Verdict((), (), {"warm_cold": reasons})
-    return Verdict(tuple(found), ("warm_cold",), skipped)
+        return Verdict((), (), {Check.WARM_COLD: reasons})
+    return Verdict(tuple(found), (Check.WARM_COLD,), skipped)
 
 
 def _reset_part(
@@ -89,7 +89,7 @@ def _reset_part(
         reset()
     except Exception as error:  # a detector failure is a finding
         message = f"a reused detector raised {describe_error(error)} before its last message"
-        return [violation("warm_cold", message, cold.input, None, None)]
+        return [violation(Check.WARM_COLD, message, cold.input, None, None)]
     return _compare(run_trace(reused, cold.chunks, states=False), reference, label)
 
 
@@ -102,22 +102,24 @@ def _seed_part(
 ) -> list[Violation]:
     label = f"a detector seeded with format={learned!r}"
     try:
-        seeded = _make(factory, tools, format=learned)
-    except TcrError as error:  # the factory takes format= but not this one: a finding
-        return [violation("warm_cold", f"{label} could not be made: {error}", cold.input, 0, 0)]
+        seeded = make_detector(factory, tools, format=learned)
+    except FactoryError as error:  # the factory takes format= but not this one: a finding
+        return [violation(Check.WARM_COLD, f"{label} could not be made: {error}", cold.input, 0, 0)]
     return _compare(run_trace(seeded, cold.chunks, states=False), reference, label)
 
 
 def _compare(warm: Trace, reference: list[Placed], label: str) -> list[Violation]:
     if warm.crash is not None:
         message = f"{label} raised {warm.crash.error} (a fresh one does not)"
-        return [violation("warm_cold", message, warm.input, warm.crash.index, warm.crash.offset)]
+        return [
+            violation(Check.WARM_COLD, message, warm.input, warm.crash.index, warm.crash.offset)
+        ]
     mine = merge_placed(place_events(warm))
-    found = first_difference(warm, mine, reference, "warm_cold", "a fresh detector")
+    found = first_difference(warm, mine, reference, Check.WARM_COLD, "a fresh detector")
     if found is None:
         return []
     message = f"{label}: {found.message}"
-    return [Violation("warm_cold", message, found.chunk, found.offset, found.excerpt)]
+    return [Violation(Check.WARM_COLD, message, found.chunk, found.offset, found.excerpt)]
 
 
 def _interruptions(text: str) -> list[int]:
@@ -144,27 +146,3 @@ def _truncate(chunks: Sequence[str], cut: int) -> list[str]:
         out.append(chunk[: cut - length])
         length += len(chunk)
     return out
-
-
-def _accepts(factory: Callable[..., object], keyword: str) -> bool:
-    try:
-        parameters = inspect.signature(factory).parameters.values()
-    except (TypeError, ValueError):  # builtins and some C callables have no signature
-        return False
-    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    return any(
-        p.kind is inspect.Parameter.VAR_KEYWORD or (p.name == keyword and p.kind in kinds)
-        for p in parameters
-    )
-
-
-def _make(factory: Factory, tools: Sequence[str] | None, **extra: object) -> Detector:
-    # DESIGN §5: called as factory(tools=NAMES) when it takes a tools keyword.
-    keywords: dict[str, object] = dict(extra)
-    if _accepts(factory, "tools"):
-        keywords["tools"] = list(tools) if tools is not None else None
-    try:
-        return factory(**keywords)
-    except Exception as error:
-        shown = ", ".join(f"{k}={v!r}" for k, v in keywords.items())
-        raise TcrError(f"detector factory({shown}) raised {describe_error(error)}") from error

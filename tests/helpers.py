@@ -5,8 +5,9 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator, Sequence
 
-from tcr.detector import Event, Text
+from tcr.detector import Event
 from tcr.detector.core import StreamDetector
+from tcr.detector.events import merge_text
 
 
 def run(chunks: Sequence[str], **kwargs: object) -> list[Event]:
@@ -16,17 +17,7 @@ def run(chunks: Sequence[str], **kwargs: object) -> list[Event]:
     for chunk in chunks:
         events += detector.feed(chunk)
     events += detector.finish()
-    return merge(events)
-
-
-def merge(events: Sequence[Event]) -> list[Event]:
-    merged: list[Event] = []
-    for ev in events:
-        if isinstance(ev, Text) and merged and isinstance(merged[-1], Text):
-            merged[-1] = Text(merged[-1].text + ev.text)
-        elif not (isinstance(ev, Text) and not ev.text):
-            merged.append(ev)
-    return merged
+    return merge_text(events)
 
 
 def chunkings(text: str, *, randoms: int = 200, seed: int = 0) -> Iterator[tuple[str, list[str]]]:

@@ -24,7 +24,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widget import Widget
 from textual.widgets import Footer
 
-from tcr.detector.loader import Factory
+from tcr.detector.loader import DetectorSpec, Factory
 from tcr.errors import TcrError
 from tcr.oracle import Verdict
 from tcr.trace import describe_error
@@ -409,7 +409,7 @@ class DebuggerApp(App[None]):
 def make_app(
     path: str | Path | None,
     *,
-    detector: str | Factory | None = None,
+    detector: str | Factory | DetectorSpec | None = None,
     rechunk: str | Sequence[str] | None = None,
     tools: Sequence[str] | None = None,
     start_at_first_violation: bool = False,
@@ -436,7 +436,7 @@ def make_app(
 def open_at_failure(
     path: str | Path,
     *,
-    detector: str | Factory | None = None,
+    detector: str | Factory | DetectorSpec | None = None,
     tools: Sequence[str] | None = None,
     chunks_or_strategy: str | Sequence[str] = "original",
 ) -> None:

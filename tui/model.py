@@ -17,10 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from tcr.detector.events import Detector
-from tcr.detector.loader import REFERENCE, Factory, load_factory, make_detector
+from tcr.detector.loader import DetectorSpec, Factory, make_detector, resolve_detector
 from tcr.errors import TcrError
-from tcr.oracle import Verdict, check_trace
-from tcr.trace import Trace, describe_error, run_trace
+from tcr.judge import Judge
+from tcr.oracle import TRACE_CHECKS, Verdict
+from tcr.trace import Trace
 
 from .diff import Reference, reference_for
 from .run import Run, StateView, StepView, state_label
@@ -48,22 +49,17 @@ class Session:
     """One source, one detector factory, strategies to cycle through and their runs."""
 
     source: Source
-    factory: Factory
-    detector_spec: str
+    detector: DetectorSpec
     strategies: tuple[str, ...]
     seed: int = 0
     current: int = 0
     _runs: dict[str, Run] = field(default_factory=dict)
-    _whole: Trace | None = None
+    _judge: Judge | None = None
     _reference: Reference | None = None
 
     def new_detector(self) -> Detector:
-        try:
-            return make_detector(self.factory, self.source.tools)
-        except Exception as error:  # the factory itself raised: nothing to step through
-            raise TcrError(
-                f"detector {self.detector_spec}: the factory raised {describe_error(error)}"
-            ) from error
+        """A fresh detector (``FactoryError`` when the factory fails: nothing to step through)."""
+        return make_detector(self.detector.factory, self.source.tools)
 
     @property
     def run(self) -> Run:
@@ -84,13 +80,22 @@ class Session:
     def expectation(self) -> Mapping[str, Any] | None:
         return self.source.expect
 
+    def judge(self) -> Judge:
+        """The oracles for this source (made once the whole text is read)."""
+        if self._judge is None:
+            self.source.load_all()
+            self._judge = Judge(
+                self.detector.factory,
+                self.source.text,
+                tools=self.source.tools,
+                expectation=self.expectation,
+                checks=TRACE_CHECKS,  # warm equals cold judges the factory, not a run to step
+            )
+        return self._judge
+
     def whole(self) -> Trace:
         """The run of the unsplit text: the oracles' reference (made once)."""
-        if self._whole is None:
-            self.source.load_all()
-            text = self.source.text
-            self._whole = run_trace(self.new_detector(), [text] if text else [], states=False)
-        return self._whole
+        return self.judge().whole
 
     def analyse(self, run: Run) -> Verdict:
         """Every trace oracle on a run (traced to the end first)."""
@@ -102,7 +107,7 @@ class Session:
         Pure (no Textual) and reads only the finished trace: the app calls it in a
         worker thread and applies the verdict on its own thread (``Run.apply``).
         """
-        return check_trace(trace, whole=self.whole(), expectation=self.expectation)
+        return self.judge().judge_trace(trace)
 
     @property
     def cached_reference(self) -> Reference | None:
@@ -120,7 +125,7 @@ def open_session(
     path: str | Path | None = None,
     *,
     chunks: Sequence[str] | None = None,
-    detector: str | Factory | None = None,
+    detector: str | Factory | DetectorSpec | None = None,
     tools: Sequence[str] | None = None,
     rechunk: str | Sequence[str] | None = None,
     seed: int = 0,
@@ -135,11 +140,7 @@ def open_session(
     as the debugger needs it. Reading goes on to the end when the first strategy
     is not ``original`` or a ``splits:`` strategy must be checked against the text.
     """
-    if isinstance(detector, str) or detector is None:
-        factory, spec = load_factory(detector), detector or REFERENCE
-    else:
-        factory = detector
-        spec = f"{getattr(detector, '__module__', '?')}:{getattr(detector, '__qualname__', '?')}"
+    chosen = resolve_detector(detector)
     if path is None and chunks is None:
         raise TcrError("nothing to open: give a recording or chunks")
     specs = [rechunk] if isinstance(rechunk, str) else list(rechunk or ())
@@ -163,7 +164,7 @@ def open_session(
         checked = check_strategy(item, source.text if source.done else None)
         if checked not in canonical:
             canonical.append(checked)
-    session = Session(source, factory, spec, tuple(canonical), seed)
+    session = Session(source, chosen, tuple(canonical), seed)
     session.run  # noqa: B018  (makes the first detector now: a factory that raises is bad input)
     return session
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from tcr.detector.events import Detector, Event, Rejected, Text
 from tcr.oracle import Verdict, Violation
-from tcr.trace import Crash, Step, Trace, checked_events, describe_error, snapshot_state
+from tcr.trace import Crash, Step, Trace, iter_steps, reads_state, snapshot_state
 
 from .source import deadline_passed
 
@@ -132,10 +132,9 @@ class Run:
         self.starts: list[int] = [0]  # chunk start offsets, then the end of the content
         self._sync()
         self.detector: Detector = session.new_detector()
-        try:
-            self.stateful = hasattr(self.detector, "state")
-        except Exception:  # a state property that raises: read per step, so it is a crash
-            self.stateful = True
+        self.stateful = reads_state(self.detector)
+        # The steps, taken as the user needs them; self.chunks grows while the source loads.
+        self._stepping = iter_steps(self.detector, self.chunks, states=True)
         self.initial: object = None
         if self.stateful:
             try:
@@ -215,27 +214,18 @@ class Run:
         deadline = None if seconds is None else time.perf_counter() + seconds
         budget = steps if steps is not None else 1 << 62
         self._sync()
-        chunks, n = self.chunks, len(self.chunks)
+        n = len(self.chunks)
         complete = self.complete
-        detector = self.detector
         while not self.done and budget > 0:
-            index = len(self.steps)
-            if index == n and not complete:
+            if len(self.steps) == n and not complete:
                 break  # the finish() step waits for the rest of the content
-            offset = self.starts[index]
-            chunk = chunks[index] if index < n else None
-            try:
-                if chunk is not None:
-                    events = checked_events(detector.feed(chunk), "feed()")
-                else:
-                    events = checked_events(detector.finish(), "finish()")
-                state = snapshot_state(detector.state) if self.stateful else None  # type: ignore[attr-defined]
-            except Exception as error:  # any detector failure is a finding, reported
-                self.crash = Crash(index, offset, describe_error(error))
+            step = next(self._stepping)
+            if isinstance(step, Crash):
+                self.crash = step
                 self.done = True
                 break
-            self._record(Step(index, chunk, offset, events, state))
-            if chunk is None:
+            self._record(step)
+            if step.is_finish:
                 self.done = True
             budget -= 1
             if budget % 64 == 0 and deadline_passed(deadline):

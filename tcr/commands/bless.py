@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.syntax import Syntax
 
 from tcr.commands.options import detector_option, fail, parse_tools, tools_option
+from tcr.detector.loader import DetectorSpec
 from tcr.errors import TcrError
 
 __all__ = ["bless", "review"]
@@ -43,7 +44,7 @@ def bless(paths: tuple[Path, ...], detector: str | None, tools: str | None) -> N
 
     console = Console()
     try:
-        blessed = bless_all(paths, detector=detector, tools=parse_tools(tools))
+        blessed = bless_all(paths, detector=DetectorSpec.load(detector), tools=parse_tools(tools))
     except TcrError as error:
         fail("bless", error)
     for change in blessed:
@@ -67,7 +68,7 @@ def review(paths: tuple[Path, ...], detector: str | None, tools: str | None) -> 
 
     console = Console()
     try:
-        found = changes(paths, detector=detector, tools=parse_tools(tools))
+        found = changes(paths, detector=DetectorSpec.load(detector), tools=parse_tools(tools))
     except TcrError as error:
         fail("review", error)
     if not found:

@@ -19,7 +19,8 @@ from tcr.commands.options import (
     write_reports,
 )
 from tcr.detector.formats import FORMATS
-from tcr.errors import TcrError
+from tcr.detector.loader import DetectorSpec
+from tcr.errors import EXIT_ERROR, TcrError
 
 if TYPE_CHECKING:
     from tcr.fuzz import FuzzReport
@@ -131,7 +132,7 @@ def fuzz(
                     )
 
             report = run(
-                detector=detector,
+                detector=DetectorSpec.load(detector),
                 budget_s=budget_s,
                 max_examples=max_examples,
                 seed=seed,
@@ -150,4 +151,4 @@ def fuzz(
         (junit, lambda path: write_junit(report, path)),
         (sarif, lambda path: write_sarif(report, path)),
     )
-    sys.exit(report.exit_code if written else 2)
+    sys.exit(report.exit_code if written else EXIT_ERROR)

@@ -11,7 +11,7 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 
-from tcr.errors import TcrError
+from tcr.errors import EXIT_ERROR, TcrError
 from tcr.stdio import START_UP
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -129,7 +129,7 @@ def fail(command: str, error: Exception) -> NoReturn:
     """Bad input: one line on stderr naming what and where, exit code 2, no traceback."""
     message = " ".join(str(error).split()) or type(error).__name__
     click.echo(f"tcr {command}: {message}", err=True)
-    raise SystemExit(2)
+    raise SystemExit(EXIT_ERROR)
 
 
 def run_interruptible(coro: Coroutine[Any, Any, T]) -> T:

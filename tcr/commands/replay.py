@@ -24,10 +24,11 @@ from tcr.commands.options import (
     tools_option,
     write_reports,
 )
-from tcr.errors import TcrError
+from tcr.detector.loader import DetectorSpec
+from tcr.errors import EXIT_ERROR, TcrError
 from tcr.oracle import CHECKS
 from tcr.rechunk import STRATEGY_FORMS
-from tcr.stdio import CommandFactory, command_factory
+from tcr.stdio import command_factory
 
 if TYPE_CHECKING:
     from tcr.replay import Report
@@ -78,7 +79,7 @@ Examples:
     "--check",
     "checks",
     multiple=True,
-    type=click.Choice(CHECKS),
+    type=click.Choice([str(check) for check in CHECKS]),
     help="Oracle to run; repeatable (default: all).",
 )
 @click.option(
@@ -164,21 +165,19 @@ def replay(
     )
     if debug and report.failures and detector_cmd is None:
         _debug(report, detector, parse_tools(tools))
-    sys.exit(report.exit_code if written else 2)
+    sys.exit(report.exit_code if written else EXIT_ERROR)
 
 
 @contextmanager
-def _detector(
-    spec: str | None, command: str | None, timeout: float
-) -> Iterator[str | CommandFactory | None]:
-    """``--detector`` as it is, or ``--detector-cmd`` as one harness (one per ``--jobs`` worker)."""
+def _detector(spec: str | None, command: str | None, timeout: float) -> Iterator[DetectorSpec]:
+    """``--detector`` loaded, or ``--detector-cmd`` as one harness (one per ``--jobs`` worker)."""
     if command is None:
-        yield spec
+        yield DetectorSpec.load(spec)
         return
     if spec is not None:
         raise TcrError("--detector and --detector-cmd exclude each other: give one")
     with command_factory(command, timeout=timeout) as factory:
-        yield factory
+        yield DetectorSpec(factory, command=command)
 
 
 def _debug(report: Report, detector: str | None, tools: list[str] | None) -> None:

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 from rich.console import Console
@@ -19,8 +18,11 @@ from tcr.commands.options import (
     tools_option,
     write_reports,
 )
-from tcr.errors import TcrError
+from tcr.errors import EXIT_ERROR, TcrError
 from tcr.rechunk import STRATEGY_FORMS
+
+if TYPE_CHECKING:
+    from tcr.replay.show import ShowSummary
 
 __all__ = ["show"]
 
@@ -85,11 +87,7 @@ def show(
     # follow the package-dir mapping of replay/ to tcr.replay (an editable install
     # resolves it with an import hook), hence the ignore; mypy checks replay/show.py
     # when it is named on the command line.
-    from tcr.replay.show import (
-        exit_code,
-        render,
-        summarize,
-    )
+    from tcr.replay.show import render, summarize
     from tcr.replay.show_report import command_line, write_junit, write_sarif
 
     try:
@@ -99,11 +97,11 @@ def show(
     except TcrError as error:
         _fail(ctx, error)
     if as_json:
-        click.echo(json.dumps(summary, indent=2, ensure_ascii=False))
+        click.echo(summary.to_json())
     else:
         render(summary, Console(highlight=False), frames_limit=frames_limit)
-    code = exit_code(summary)
-    if code == 2:
+    code = summary.exit_code
+    if code == EXIT_ERROR:
         click.echo(f"tcr show: {_one_line(_unusable(summary))}", err=True)
     command = command_line(file, rechunk=rechunk, detector=detector, tools=tools, seed=seed)
     written = write_reports(
@@ -111,20 +109,21 @@ def show(
         (junit, lambda path: write_junit(summary, path)),
         (sarif, lambda path: write_sarif(summary, path, command=command)),
     )
-    ctx.exit(code if written else 2)
+    ctx.exit(code if written else EXIT_ERROR)
 
 
 def _fail(ctx: click.Context, error: TcrError) -> NoReturn:
     click.echo(f"tcr show: {_one_line(str(error))}", err=True)
-    ctx.exit(2)
+    ctx.exit(EXIT_ERROR)
 
 
-def _unusable(summary: dict[str, Any]) -> str:
+def _unusable(summary: ShowSummary) -> str:
     """Why the exit status is 2: the body does not decode, or the detector crashed."""
-    if summary["decoded"]["error"] is not None:
-        return str(summary["decoded"]["error"])
-    crash = next(v for v in summary["verdict"]["violations"] if v["check"] == "crash")
-    return f"{summary['path']}: {crash['message']}"
+    if summary.decode_error is not None:
+        return summary.decode_error
+    crash = summary.crash
+    assert crash is not None
+    return f"{summary.path}: {crash.message}"
 
 
 def _one_line(message: str) -> str:

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from tcr.commands.options import detector_option, fail, parse_tools, seed_option, tools_option
+from tcr.detector.loader import DetectorSpec
 from tcr.errors import TcrError
 
 __all__ = ["tui"]
@@ -64,7 +65,7 @@ def tui(
     try:
         app = make_app(
             file,
-            detector=detector,
+            detector=DetectorSpec.load(detector),
             rechunk=list(strategies) or None,
             tools=parse_tools(tools),
             seed=seed,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tcr.detector.events import Detector, Event, Reasoning, Rejected, Text, ToolCall, raw_of
+from tcr.detector.events import Detector, Event, Reasoning, Rejected, Text, ToolCall
 from tcr.detector.formats import FORMATS, HOLDBACK_BOUND, Format, format_for_model
 
 __all__ = [
@@ -16,5 +16,4 @@ __all__ = [
     "Text",
     "ToolCall",
     "format_for_model",
-    "raw_of",
 ]

@@ -7,10 +7,11 @@ that cannot say which span a call consumed may leave ``raw`` as ``None``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol, TypeAlias, runtime_checkable
 
-__all__ = ["Detector", "Event", "Reasoning", "Rejected", "Text", "ToolCall", "raw_of"]
+__all__ = ["Detector", "Event", "Reasoning", "Rejected", "Text", "ToolCall", "merge_text"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,9 +65,25 @@ class Rejected:
 Event: TypeAlias = Text | ToolCall | Reasoning | Rejected
 
 
-def raw_of(event: Event) -> str | None:
-    """The input span an event consumed, or ``None`` when the detector cannot say."""
-    return event.raw
+def merge_text(events: Iterable[Event]) -> list[Event]:
+    """The events with adjacent ``Text`` merged and empty ``Text`` dropped.
+
+    How a detector cut its text is not part of its result (chunk invariance
+    compares events so), so the pieces are joined once, not pairwise.
+    """
+    merged: list[Event] = []
+    pieces: list[str] = []
+    for event in events:
+        if isinstance(event, Text):
+            pieces.append(event.text)
+            continue
+        if pieces:
+            joined = "".join(pieces)
+            merged += [Text(joined)] if joined else []
+            pieces.clear()
+        merged.append(event)
+    joined = "".join(pieces)
+    return [*merged, Text(joined)] if joined else merged
 
 
 @runtime_checkable

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from tcr.cli import EXIT_INTERRUPTED, main
+from tcr.cli import main
+from tcr.errors import EXIT_INTERRUPTED
 
 INTERRUPTED = "crashing_detectors:interrupted_in_feed"
 

@@ -17,8 +17,9 @@ from tcr.corpora import ROOT, bundled
 from tcr.corpus import read_recording
 from tcr.detector import Event, Reasoning, Rejected, Text, ToolCall
 from tcr.detector.core import StreamDetector
+from tcr.errors import EXIT_ERROR
 from tcr.rechunk import parse_strategy
-from tcr.replay import EXIT_ERROR, run
+from tcr.replay import run
 from tcr.stdio import (
     CommandFactory,
     DetectorProcessError,

@@ -12,7 +12,7 @@ from toy_detectors import ForeignAdapter, ForgetfulReset, RaisesOnThirdChunk, To
 
 from tcr import oracle
 from tcr.detector.events import Event, ToolCall
-from tcr.errors import TcrError
+from tcr.errors import FactoryError
 from tcr.warm_cold import check_warm_cold, warm_cold_verdict
 
 
@@ -98,7 +98,9 @@ def test_a_factory_that_raises_is_a_tcr_error() -> None:
     def factory() -> ToyDetector:
         raise OSError("no model")
 
-    with pytest.raises(TcrError, match="detector factory\\(\\) raised OSError: no model"):
+    with pytest.raises(
+        FactoryError, match="detector factory test_warm_cold:factory raised OSError"
+    ):
         check_warm_cold(factory, ["x"])
 
 

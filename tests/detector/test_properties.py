@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from helpers import merge
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tcr.detector import HOLDBACK_BOUND, Event
 from tcr.detector.core import StreamDetector
+from tcr.detector.events import merge_text as merge
 from tcr.detector.formats import FORMATS, MARKERS
 
 PIECES = sorted(

@@ -159,7 +159,7 @@ def test_a_crashing_detector_is_a_crash_finding_with_exit_code_2() -> None:
         ({"max_examples": 0}, "max examples"),
         ({"formats": ["klingon"]}, "format"),
         ({"detector": "no.such.module:factory"}, "cannot import"),
-        ({"detector": "crashing_detectors:factory_raises"}, "factory raised"),
+        ({"detector": "crashing_detectors:factory_raises"}, "factory_raises raised"),
     ],
 )
 def test_unusable_options_raise_tcr_error(options: dict[str, object], message: str) -> None:

@@ -174,7 +174,7 @@ def test_a_factory_that_cannot_be_sent_to_a_worker_is_a_tcr_error(factory: objec
 @pytest.mark.process
 @pytest.mark.slow
 def test_a_factory_that_raises_in_the_workers_is_a_tcr_error() -> None:
-    with pytest.raises(TcrError, match="factory raised"):
+    with pytest.raises(TcrError, match="factory_raises raised"):
         run(detector="crashing_detectors:factory_raises", max_examples=1000, save=None, jobs=2)
 
 

@@ -87,7 +87,7 @@ def test_expectation_of_joins_text_and_rejected_content() -> None:
         Rejected("{x", "{x", "bare_json", "not_a_call"),
         ToolCall("f", '{"k": 1}'),
     ]
-    assert expectation_of(events) == {
+    assert expectation_of(events).to_map() == {
         "text": "a {x",
         "calls": [{"name": "f", "arguments": {"k": 1}}],
         "reasoning": "",

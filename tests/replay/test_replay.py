@@ -14,7 +14,8 @@ from click.testing import CliRunner
 
 from tcr.cli import main
 from tcr.corpus import Frame, new_header, write_recording
-from tcr.replay import EXIT_ERROR, EXIT_OK, EXIT_VIOLATION, check_chunks, run
+from tcr.errors import EXIT_ERROR, EXIT_OK, EXIT_VIOLATION
+from tcr.replay import check_chunks, run
 
 CALL = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
 # The marker split the way llama-server's tokenizer splits it.
@@ -147,7 +148,10 @@ def test_factory_that_raises_is_reported_per_recording_and_the_run_goes_on(corpu
     report = run([corpus], detector="crashing_detectors:factory_raises", runs=2)
     assert report.exit_code == EXIT_ERROR
     assert len(report.errors) == 3
-    assert all("factory raised RuntimeError: cannot connect" in e.message for e in report.errors)
+    message = (
+        "detector factory crashing_detectors:factory_raises raised RuntimeError: cannot connect"
+    )
+    assert all(e.message.startswith(message) for e in report.errors)
 
 
 def test_detector_that_raises_in_feed_is_reported_with_the_chunk_index(corpus: Path) -> None:

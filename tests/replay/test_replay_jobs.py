@@ -19,7 +19,8 @@ from tcr.corpora import ROOT
 from tcr.corpus import Frame, new_header, write_recording
 from tcr.detector import Event
 from tcr.detector.core import StreamDetector
-from tcr.replay import EXIT_ERROR, EXIT_VIOLATION, Report, run
+from tcr.errors import EXIT_ERROR, EXIT_VIOLATION
+from tcr.replay import Report, run
 from tcr.replay.jobs import split_tasks
 from tcr.replay.runner import _plan
 from tcr.stdio import command_factory

@@ -15,7 +15,7 @@ from tcr.commands.show import show
 from tcr.corpus import new_header, read_recording, write_recording
 from tcr.detector.events import Detector
 from tcr.errors import TcrError
-from tcr.replay.show import exit_code, render, summarize, visible
+from tcr.replay.show import ShowSummary, render, summarize, visible
 from tcr.stream import decode
 
 BROKEN = "tcr.detector.broken:per_chunk_markers"
@@ -106,13 +106,13 @@ def incomplete_file(tmp_path: Path) -> Path:
     return write_recording(path, llama_header(), frames, complete=False, error="connection reset")
 
 
-def summary_of(path: Path, **kwargs: Any) -> dict[str, Any]:
+def summary_of(path: Path, **kwargs: Any) -> ShowSummary:
     result = summarize(path, **kwargs)
-    json.dumps(result)  # every summary is JSON data
+    json.loads(result.to_json())  # every summary is JSON data
     return result
 
 
-def rendered(summary: dict[str, Any], **kwargs: Any) -> str:
+def rendered(summary: ShowSummary, **kwargs: Any) -> str:
     console = Console(record=True, width=100, color_system=None)
     render(summary, console, **kwargs)
     return console.export_text()
@@ -126,7 +126,7 @@ def raising_factory(tools: list[str] | None = None) -> Detector:
 
 
 def test_summary_content_is_the_decoded_content_in_the_recorded_chunks(sse_file: Path) -> None:
-    content = summary_of(sse_file)["content"]
+    content = summary_of(sse_file).content
 
     assert content["text"] == decode(read_recording(sse_file)).text == TEXT
     assert [c["text"] for c in content["chunks"]] == CONTENT
@@ -141,16 +141,16 @@ def test_summary_content_is_the_decoded_content_in_the_recorded_chunks(sse_file:
 def test_summary_header_and_completeness(sse_file: Path) -> None:
     summary = summary_of(sse_file)
 
-    assert summary["header"]["id"] == "llama-split-marker"
-    assert summary["header"]["tools"] == ["get_weather"]
-    assert summary["complete"] is True and summary["incomplete_reason"] is None
-    assert summary["expect"] is None
+    assert summary.header["id"] == "llama-split-marker"
+    assert summary.header["tools"] == ["get_weather"]
+    assert summary.complete is True and summary.incomplete_reason is None
+    assert summary.expect is None
 
 
 def test_frames_carry_time_since_start_time_since_previous_bytes_and_a_preview(
     sse_file: Path,
 ) -> None:
-    frames = summary_of(sse_file)["frames"]
+    frames = summary_of(sse_file).frames
 
     assert [(f["t_ms"], f["delta_ms"]) for f in frames] == [(40.0, 40.0), (47.0, 7.0), (54.0, 7.0)]
     assert sum(f["bytes"] for f in frames) == len(b"".join(sse_body()))
@@ -159,7 +159,7 @@ def test_frames_carry_time_since_start_time_since_previous_bytes_and_a_preview(
 
 
 def test_decoded_deltas_keep_only_the_fields_each_payload_carried(sse_file: Path) -> None:
-    decoded = summary_of(sse_file)["decoded"]
+    decoded = summary_of(sse_file).decoded
     deltas = decoded["deltas"]
 
     assert deltas[0] == {"index": 0, "role": "assistant"}
@@ -174,7 +174,7 @@ def test_decoded_deltas_keep_only_the_fields_each_payload_carried(sse_file: Path
 
 
 def test_events_name_their_type_fields_chunk_and_raw_span(sse_file: Path) -> None:
-    events = summary_of(sse_file)["detector"]["events"]
+    events = summary_of(sse_file).detector["events"]
     text, call = (e for e in events if e["type"] != "Text" or e["fields"]["text"])
 
     assert text["type"] == "Text" and text["fields"]["text"] == PREAMBLE
@@ -188,47 +188,47 @@ def test_events_name_their_type_fields_chunk_and_raw_span(sse_file: Path) -> Non
 
 def test_reference_detector_passes_every_check_it_can_run(sse_file: Path) -> None:
     summary = summary_of(sse_file, rechunk="char")
-    verdict = summary["verdict"]
+    verdict = summary.verdict
 
-    assert verdict["ok"] is True and verdict["violations"] == []
+    assert verdict.ok is True and verdict.violations == ()
     assert {"conservation", "invariance", "no_leak", "holdback", "warm_cold", "crash"} <= set(
-        verdict["ran"]
+        verdict.ran
     )
-    assert verdict["skipped"]["expected"] == "no expectation"
-    assert summary["detector"]["spec"] == "tcr.detector.core:StreamDetector"
-    assert exit_code(summary) == 0
+    assert verdict.skipped["expected"] == "no expectation"
+    assert summary.detector["spec"] == "tcr.detector.core:StreamDetector"
+    assert summary.exit_code == 0
 
 
 def test_marker_matched_per_chunk_leaks_under_char_rechunking(sse_file: Path) -> None:
     summary = summary_of(sse_file, detector=BROKEN, rechunk="char")
-    found = {v["check"]: v for v in summary["verdict"]["violations"]}
+    found = {v.check: v for v in summary.verdict.violations}
 
-    assert summary["verdict"]["ok"] is False
-    assert found["no_leak"]["offset"] == len(PREAMBLE)
-    assert found["no_leak"]["chunk"] == len(PREAMBLE) + len("<tool_call>") - 1
-    assert "<tool_call>" in found["no_leak"]["message"]
+    assert summary.verdict.ok is False
+    assert found["no_leak"].offset == len(PREAMBLE)
+    assert found["no_leak"].chunk == len(PREAMBLE) + len("<tool_call>") - 1
+    assert "<tool_call>" in found["no_leak"].message
     assert "invariance" in found
-    assert exit_code(summary) == 1
+    assert summary.exit_code == 1
 
 
 def test_original_chunking_is_the_default_and_char_makes_one_chunk_per_character(
     sse_file: Path,
 ) -> None:
-    content = summary_of(sse_file, rechunk="char")["content"]
+    content = summary_of(sse_file, rechunk="char").content
 
     assert [c["text"] for c in content["chunks"]] == list(TEXT)
     assert content["rechunk"] == "char"
 
 
 def test_transport_rechunking_redecodes_the_body_to_the_same_content(sse_file: Path) -> None:
-    content = summary_of(sse_file, rechunk="bytes:7")["content"]
+    content = summary_of(sse_file, rechunk="bytes:7").content
 
     assert [c["text"] for c in content["chunks"]] == CONTENT
 
 
 def test_random_rechunking_is_reproducible_from_its_seed(sse_file: Path) -> None:
-    first = summary_of(sse_file, rechunk="random:4", seed=7)["content"]
-    again = summary_of(sse_file, rechunk="random:4", seed=7)["content"]
+    first = summary_of(sse_file, rechunk="random:4", seed=7).content
+    again = summary_of(sse_file, rechunk="random:4", seed=7).content
 
     assert first == again and first["label"] == "random:4#0"
     assert "".join(c["text"] for c in first["chunks"]) == TEXT
@@ -241,20 +241,20 @@ def test_a_strategy_that_makes_many_chunkings_is_refused_with_the_way_out(sse_fi
 
 def test_tools_override_the_recordings_declared_tools(sse_file: Path) -> None:
     summary = summary_of(sse_file, tools=[])
-    types = [e["type"] for e in summary["detector"]["events"]]
+    types = [e["type"] for e in summary.detector["events"]]
 
-    assert summary["detector"]["tools"] == []
+    assert summary.detector["tools"] == []
     assert "Rejected" in types and "ToolCall" not in types
 
 
 def test_chunks_recording_shows_reasoning_and_text(chunks_file: Path) -> None:
     summary = summary_of(chunks_file)
-    events = summary["detector"]["events"]
+    events = summary.detector["events"]
 
-    assert summary["decoded"]["framing"] == "chunks"
-    assert summary["content"]["text"] == "<think>hm</think>Hi\tthere  \n"
+    assert summary.decoded["framing"] == "chunks"
+    assert summary.content["text"] == "<think>hm</think>Hi\tthere  \n"
     assert events[0]["type"] == "Reasoning" and events[0]["fields"]["text"] == "hm"
-    assert summary["verdict"]["ok"] is True
+    assert summary.verdict.ok is True
 
 
 def test_incomplete_recording_gives_its_reason_and_its_unfinished_tail(
@@ -262,10 +262,10 @@ def test_incomplete_recording_gives_its_reason_and_its_unfinished_tail(
 ) -> None:
     summary = summary_of(incomplete_file)
 
-    assert summary["complete"] is False
-    assert summary["incomplete_reason"] == "connection reset"
-    assert summary["decoded"]["unfinished"] == '{"choices":[{"ind'
-    assert summary["content"]["text"] == "Let me check.  \n<tool"
+    assert summary.complete is False
+    assert summary.incomplete_reason == "connection reset"
+    assert summary.decoded["unfinished"] == '{"choices":[{"ind'
+    assert summary.content["text"] == "Let me check.  \n<tool"
 
 
 def test_interrupted_recording_without_a_trailer_is_shown(tmp_path: Path, sse_file: Path) -> None:
@@ -274,8 +274,8 @@ def test_interrupted_recording_without_a_trailer_is_shown(tmp_path: Path, sse_fi
 
     summary = summary_of(cut)
 
-    assert summary["complete"] is False
-    assert summary["incomplete_reason"] == "interrupted: no trailer"
+    assert summary.complete is False
+    assert summary.incomplete_reason == "interrupted: no trailer"
     assert "INCOMPLETE (interrupted: no trailer)" in rendered(summary)
 
 
@@ -285,30 +285,32 @@ def test_expectation_is_shown_and_checked(tmp_path: Path) -> None:
 
     summary = summary_of(path)
 
-    assert summary["expect"] == expect
-    assert [v["check"] for v in summary["verdict"]["violations"]] == ["expected"]
-    assert "expected" in summary["verdict"]["ran"]
+    assert summary.expect == expect
+    assert [v.check for v in summary.verdict.violations] == ["expected"]
+    assert "expected" in summary.verdict.ran
 
 
 def test_detector_that_crashes_is_a_crash_finding(sse_file: Path) -> None:
     summary = summary_of(sse_file, detector="toy_detectors:RaisesOnThirdChunk")
 
-    assert summary["detector"]["crash"] == {
+    assert summary.detector["crash"] == {
         "chunk": 2,
         "offset": len(PREAMBLE) + 1,
         "error": "ValueError: boom",
     }
-    assert [v["check"] for v in summary["verdict"]["violations"]] == ["crash"]
+    assert [v.check for v in summary.verdict.violations] == ["crash"]
     assert "CRASH in feed() of chunk 2: ValueError: boom" in rendered(summary)
 
 
 def test_detector_factory_that_raises_is_a_crash_finding(sse_file: Path) -> None:
     summary = summary_of(sse_file, detector="test_show:raising_factory")
 
-    assert summary["detector"]["events"] == []
-    message = summary["verdict"]["violations"][0]["message"]
-    assert message == "the detector factory raised RuntimeError: no model loaded"
-    assert exit_code(summary) == 2  # a crash is unusable input, as in tcr replay
+    assert summary.detector["events"] == []
+    message = summary.verdict.violations[0].message
+    assert (
+        message == "detector factory test_show:raising_factory raised RuntimeError: no model loaded"
+    )
+    assert summary.exit_code == 2  # a crash is unusable input, as in tcr replay
 
 
 def test_body_that_does_not_decode_keeps_the_frames_and_what_decoded(tmp_path: Path) -> None:
@@ -317,10 +319,10 @@ def test_body_that_does_not_decode_keeps_the_frames_and_what_decoded(tmp_path: P
 
     summary = summary_of(path)
 
-    assert "bad-body.msgpack, frame 0" in summary["decoded"]["error"]
-    assert summary["decoded"]["deltas"] == [{"index": 0, "role": "assistant"}]
-    assert summary["content"] is summary["verdict"] is None
-    assert exit_code(summary) == 2
+    assert "bad-body.msgpack, frame 0" in summary.decoded["error"]
+    assert summary.decoded["deltas"] == [{"index": 0, "role": "assistant"}]
+    assert summary.content is summary.verdict is None
+    assert summary.exit_code == 2
 
 
 # --- rendering ---------------------------------------------------------------------

@@ -38,7 +38,7 @@ def test_the_options_reach_the_app(started: list[DebuggerApp]) -> None:
     session = app.session
     assert session.strategies == ("splits:1", "random:3")
     assert session.seed == 7
-    assert session.detector_spec == DROPS_PENDING
+    assert session.detector.name == DROPS_PENDING
     assert session.source.tools == ("get_weather",)
     assert app._jump_to_violation
 

@@ -252,7 +252,10 @@ def test_given_chunks_of_another_text_are_the_text_under_test() -> None:
         ({"path": "missing.msgpack"}, "missing.msgpack"),
         ({"path": SPLIT_MARKER, "detector": "nope"}, "expected package.module:factory"),
         ({"path": SPLIT_MARKER, "detector": "tcr.nowhere:f"}, "cannot import"),
-        ({"path": SPLIT_MARKER, "detector": "crashing_detectors:factory_raises"}, "factory raised"),
+        (
+            {"path": SPLIT_MARKER, "detector": "crashing_detectors:factory_raises"},
+            "factory_raises raised",
+        ),
         ({"path": None}, "nothing to open"),
     ],
 )

@@ -1,0 +1,97 @@
+"""What a recording says the user must be shown (DESIGN §3): its ``expect`` map, typed.
+
+An ``Expectation`` is validated when it is built, so a malformed ``expect`` map is
+reported where it is read (a ``TcrError`` naming the key), never halfway through a
+replay. ``to_map`` gives the map back as a recording stores it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from tcr.errors import TcrError
+
+__all__ = ["Expectation", "ExpectedCall"]
+
+_KEYS = ("text", "calls", "reasoning")
+
+
+@dataclass(frozen=True, slots=True)
+class ExpectedCall:
+    """A call the user must be shown: its name and parsed JSON arguments."""
+
+    name: str
+    arguments: object
+
+
+@dataclass(frozen=True, slots=True)
+class Expectation:
+    """Shown text, calls and reasoning; ``None`` for a part the recording does not fix."""
+
+    text: str | None = None
+    calls: tuple[ExpectedCall, ...] | None = None
+    reasoning: str | None = None
+    # The map as given, so a reproducer or a bless diff shows what the recording holds.
+    source: Mapping[str, Any] | None = None
+
+    @classmethod
+    def from_map(cls, expect: Mapping[str, Any]) -> Expectation:
+        """Validate a recording's ``expect`` map; a bad one raises ``TcrError`` naming the key."""
+        if not isinstance(expect, Mapping):
+            raise TcrError(f"expectation must be a map, not {type(expect).__name__}")
+        unknown = set(expect) - set(_KEYS)
+        if unknown:
+            raise TcrError(
+                f"expectation has unknown keys {sorted(unknown)}; known: {', '.join(_KEYS)}"
+            )
+        calls = None
+        if "calls" in expect:
+            given = expect["calls"]
+            if not isinstance(given, list):
+                raise TcrError("expectation 'calls' must be a list of {name, arguments} maps")
+            calls = tuple(_call(index, spec) for index, spec in enumerate(given))
+        return cls(_string(expect, "text"), calls, _string(expect, "reasoning"), expect)
+
+    @classmethod
+    def of(cls, expect: Expectation | Mapping[str, Any] | None) -> Expectation | None:
+        """An expectation as given, or built from a map (``None`` stays ``None``)."""
+        if expect is None or isinstance(expect, Expectation):
+            return expect
+        return cls.from_map(expect)
+
+    def to_map(self) -> dict[str, Any]:
+        """The ``expect`` map a recording stores."""
+        if self.source is not None:
+            return dict(self.source)
+        out: dict[str, Any] = {}
+        if self.text is not None:
+            out["text"] = self.text
+        if self.calls is not None:
+            out["calls"] = [{"name": c.name, "arguments": c.arguments} for c in self.calls]
+        if self.reasoning is not None:
+            out["reasoning"] = self.reasoning
+        return out
+
+
+def _string(expect: Mapping[str, Any], key: str) -> str | None:
+    if key not in expect:
+        return None
+    value = expect[key]
+    if not isinstance(value, str):
+        raise TcrError(f"expectation {key!r} must be a string, not {type(value).__name__}")
+    return value
+
+
+def _call(index: int, spec: object) -> ExpectedCall:
+    if not isinstance(spec, Mapping) or not isinstance(spec.get("name"), str):
+        raise TcrError(f"expectation call {index} must be a map with a string 'name'")
+    arguments = spec.get("arguments", {})
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except ValueError:
+            raise TcrError(f"expectation call {index}: 'arguments' is not JSON") from None
+    return ExpectedCall(spec["name"], arguments)
