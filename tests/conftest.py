@@ -1,10 +1,14 @@
 """The suite's layout and its markers.
 
-The folders mirror the repository (DESIGN §1):
+The folders mirror the repository (ARCHITECTURE.md §1):
 
-    tests/core/      tcr/ itself: corpus, oracle, trace, rechunk, minimize, warm-cold,
-                     pool, the stdio harness and the CLI
-    tests/detector/  tcr/detector: the reference detector, its dialects and policies
+    tests/core/      tcr/'s own modules: oracle, judge, trace, rechunk, minimize,
+                     warm-cold and the CLI
+    tests/corpus/    tcr/corpus: the recording format, reader and writer, hostile files
+    tests/detector/  tcr/detector: the reference detector and its policies
+    tests/dialects/  tcr/dialects: every registered dialect has every part
+    tests/stdio/     tcr/stdio: detectors in other processes
+    tests/runtime/   tcr/_runtime: process pools
     tests/stream/    tcr/stream: SSE, NDJSON and chunk decoding
     tests/recorder/  recorder/ (tcr.recorder)
     tests/replay/    replay/ (tcr.replay): replay, jobs, show, bless, reports, serve,
@@ -13,6 +17,7 @@ The folders mirror the repository (DESIGN §1):
     tests/tui/       tui/ (tcr.tui), with its SVG snapshots in __snapshots__
     tests/corpora/   corpora/ (tcr.corpora): the bundled recordings themselves
     tests/live/      against a real llama-server
+    tests/scripts/   scripts/: the llama-server launcher
     tests/           project-wide checks (lint and types, packaging, the README) and
                      the helpers the folders share: helpers, toy_detectors,
                      crashing_detectors, messages, sarif_checks, data/
@@ -58,8 +63,8 @@ FIXTURE_MARKS: Mapping[str, tuple[str, ...]] = {
 MODULE_MARKS: Mapping[str, tuple[str, ...]] = {
     "live": ("live", "process"),
     "test_quality.py": ("slow", "process"),  # ruff, mypy and the import checks
-    "core/test_pool.py": ("process",),
-    "core/test_stdio_detector.py": ("slow", "process"),  # a harness process per detector
+    "runtime/test_pool.py": ("process",),
+    "stdio/test_stdio_detector.py": ("slow", "process"),  # a harness process per detector
     "recorder/test_record_crash.py": ("slow", "process"),  # tcr record killed by signals
     "replay/test_pytest_plugin.py": ("slow", "process"),  # pytest in a subprocess
     "replay/test_replay_jobs.py": ("process",),
