@@ -15,7 +15,7 @@ from typing import Any
 
 from tcr.detector.block import CALL_KEYS, Block
 from tcr.detector.bodies import BodyError, parse_body, strip_markers
-from tcr.detector.events import Event, Reasoning, Rejected, Text, ToolCall
+from tcr.detector.events import Event, Reasoning, Rejected, Text, ToolCall, merge_text
 from tcr.detector.formats import (
     AT_START_OPENERS,
     BY_ID,
@@ -152,7 +152,7 @@ class StreamDetector:
             self._pending = ""
         # A message ends here; the next one starts white (bare JSON may open again).
         self._at_start = True
-        return _merge_text(out)
+        return merge_text(out)
 
     # -- printing -----------------------------------------------------------
 
@@ -356,13 +356,3 @@ class StreamDetector:
         elif dialect.closing is Closing.FENCED:
             return body.rstrip().removesuffix(FENCE)
         return body
-
-
-def _merge_text(events: list[Event]) -> list[Event]:
-    merged: list[Event] = []
-    for ev in events:
-        if type(ev) is Text and merged and type(merged[-1]) is Text:
-            merged[-1] = Text(merged[-1].text + ev.text)
-        elif type(ev) is not Text or ev.text:
-            merged.append(ev)
-    return merged
