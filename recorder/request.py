@@ -117,8 +117,10 @@ def tool_names(body: Mapping[str, Any]) -> list[str] | None:
         return None
     names = []
     for tool in tools:
-        function = tool.get("function") if isinstance(tool, dict) else None
-        name = (function or tool).get("name") if isinstance(tool, dict) else None
+        if not isinstance(tool, dict):
+            continue
+        function = tool.get("function")
+        name = (function if isinstance(function, dict) else tool).get("name")
         if isinstance(name, str):
             names.append(name)
     return names

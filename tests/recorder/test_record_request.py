@@ -125,3 +125,10 @@ def test_a_bad_tools_file_names_itself(tmp_path: Path) -> None:
 def test_tool_names_come_from_the_request() -> None:
     assert tool_names({"tools": [{"type": "function", "function": WEATHER}]}) == ["get_weather"]
     assert tool_names({"messages": []}) is None
+
+
+@pytest.mark.parametrize("function", [5, "get_weather", ["get_weather"], None])
+def test_tool_names_skip_a_function_that_is_not_an_object(function: object) -> None:
+    # A client's request is outside input: recording it must not fail on its shape.
+    tools = [{"type": "function", "function": function}, {"function": WEATHER}]
+    assert tool_names({"tools": tools}) == ["get_weather"]
