@@ -11,7 +11,6 @@ step costs the same on a 1 MB recording as on a 100-character one.
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -25,7 +24,7 @@ from rich.style import Style
 from textual.strip import Strip
 from textual.widget import Widget
 
-from tcr.detector.formats import FORMATS
+from tcr.detector.formats import FORMATS, alternation
 from tcr.replay.show import visible
 
 from ..model import Run, StepView
@@ -34,19 +33,16 @@ __all__ = ["Cell", "StreamView", "chunk_spans", "layout", "marker_spans", "step_
 
 # Opening markers that may open anywhere and every closing marker: what the
 # pane emphasises. bare_json's "{" would light up every brace, so it is left out.
-_MARKERS = sorted(
-    {m for f in FORMATS if f.anywhere for m in f.opens} | {m for f in FORMATS for m in f.closes},
-    key=len,
-    reverse=True,
-)
-_MARKER_RE = re.compile("|".join(re.escape(m) for m in _MARKERS))
+_OPENERS = {m for f in FORMATS if f.anywhere for m in f.opens}
+_MARKERS = _OPENERS | {m for f in FORMATS for m in f.closes}
+_MARKER_RE = alternation(_MARKERS)
+_REACH = max(len(m) for m in _MARKERS) - 1  # a marker ending in the window may start this early
 
 
 def marker_spans(text: str, low: int = 0, high: int | None = None) -> list[Span]:
     """Spans of every marker that overlaps [low, high) of ``text``, in order."""
     high = len(text) if high is None else high
-    reach = len(_MARKERS[0]) - 1
-    found = _MARKER_RE.finditer(text, max(0, low - reach), min(len(text), high + reach))
+    found = _MARKER_RE.finditer(text, max(0, low - _REACH), min(len(text), high + _REACH))
     return [(m.start(), m.end(), "marker") for m in found if m.end() > low and m.start() < high]
 
 
