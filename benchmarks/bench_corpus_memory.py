@@ -10,7 +10,7 @@ directory, then measures the peak RSS (``ru_maxrss``) of fresh subprocesses:
 - ``load``: ``read_recording`` (every frame in one list), for scale only;
 - ``control``: only holds 32 MiB, to show the instrument sees 32 MiB.
 
-Target (DESIGN §3, "readers stream"): ``stream`` stays under 64 MB above the
+Target (ARCHITECTURE.md §3, "readers stream"): ``stream`` stays under 64 MB above the
 baseline. At the default size, the section "Corpus: reading a 100 MB recording"
 of RESULTS.md is replaced with this run's figures. Exit status 1 if the target
 is missed.

@@ -4,10 +4,11 @@
 
 Baselines:
 - ``noop``: emits every chunk as Text; the per-call floor of any detector.
-- ``naive``: the pre-fix shape from the seeds (PR #879): it re-joins its whole
-  buffer (held text or open block) and re-scans it for markers on every chunk.
+- ``naive``: the pre-fix shape from the seeds (PR #879, ARCHITECTURE.md §15.2): it
+  re-joins its whole buffer (held text or open block) and re-scans it for markers on
+  every chunk.
 
-Targets (issue 2): at 4-character chunks within 4x of the no-op floor; on a
+Targets (ARCHITECTURE.md §17): at 4-character chunks within 4x of the no-op floor; on a
 256 KB tool block fed one character at a time at least 20x faster than naive,
 the gap growing with size; a 1 MB block at most 12x the time of a 100 KB one.
 """
@@ -39,7 +40,10 @@ class NoopDetector:
 
 
 class NaiveDetector:
-    """Re-joins and re-scans its whole buffer on every chunk (the seeds' quadratic bug)."""
+    """Re-joins and re-scans its whole buffer on every chunk.
+
+    The seeds' quadratic bug (ARCHITECTURE.md §15.2).
+    """
 
     OPEN, CLOSE = "<tool_call>", "</tool_call>"
 

@@ -2,7 +2,7 @@
 
     python benchmarks/bench_fuzz.py [--quick] [--survival SECONDS]
 
-Targets (issue 5): at least 1,000 generated examples per second against the
+Targets (ARCHITECTURE.md §17): at least 1,000 generated examples per second against the
 reference detector; every deliberately broken detector of
 ``tcr.detector.broken`` found within a 30 s budget with each of 5 seeds, the
 shrunk case at most 80 characters and 3 split points, and its saved recording

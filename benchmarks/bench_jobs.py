@@ -2,7 +2,7 @@
 
     python benchmarks/bench_jobs.py [--repeat N] [--quick]
 
-Target (issue 7): ``--jobs 2`` on a 2-core machine replays the bundled corpora at
+Target (ARCHITECTURE.md §17): ``--jobs 2`` on a 2-core machine replays the bundled corpora at
 least 1.6x faster than ``--jobs 1``. One recording (a 1 MB block) is most of the
 work, so the split into tasks has to reach inside it.
 

@@ -2,13 +2,13 @@
 
     python benchmarks/bench_minimize.py [--quick]
 
-The detector is ``BROKEN["per_chunk_markers"]`` (PR #879: markers matched one chunk
-at a time), the predicate what the replay runner asks: run the trace, run the
-oracles against the whole run, and look for a ``no_leak`` violation. Exactly one
-split cuts a ``<tool_call>`` marker; every other marker-cutting chunk is merged,
-so the minimizer has a single culprit among ~2,000 splits to find.
+The detector is ``BROKEN["per_chunk_markers"]`` (PR #879, ARCHITECTURE.md §15.2:
+markers matched one chunk at a time), the predicate what the replay runner asks:
+run the trace, run the oracles against the whole run, and look for a ``no_leak``
+violation. Exactly one split cuts a ``<tool_call>`` marker; every other
+marker-cutting chunk is merged, so the minimizer has a single culprit among ~2,000 splits to find.
 
-Target (issue 3): shrunk in under 2 s, with O(log n) predicate calls.
+Target (ARCHITECTURE.md §17): shrunk in under 2 s, with O(log n) predicate calls.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
     python benchmarks/bench_proxy.py [--quick]
 
-Targets (issue 4): against a local upstream streaming 10,000 small SSE events,
+Targets (ARCHITECTURE.md §17): against a local upstream streaming 10,000 small SSE events,
 the proxy adds under 0.3 ms per chunk at p50 and under 2 ms at p99, and keeps
 at least 90% of the direct throughput.
 

@@ -3,7 +3,7 @@ fast as it can.
 
     python benchmarks/bench_recorder.py [--quick]
 
-Target (issue 4): the recorder keeps up with at least 50,000 chunks per second,
+Target (ARCHITECTURE.md §17): the recorder keeps up with at least 50,000 chunks per second,
 with arrival times in order and no reads merged by the recorder itself: every
 event the upstream wrote (one HTTP chunk each) is at least one frame. Measured
 beside a baseline in the same run: a bare aiohttp client reading the same

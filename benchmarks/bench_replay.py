@@ -2,7 +2,7 @@
 
     python benchmarks/bench_replay.py [--quick]
 
-Targets (issue 3): replay with every oracle on processes at least 500,000
+Targets (ARCHITECTURE.md §17): replay with every oracle on processes at least 500,000
 content characters per second at ``random`` chunking. Measured beside a
 baseline in the same run: the bare detector fed the same chunkings with no
 tracing and no oracles, so the ratio shows what checking costs.

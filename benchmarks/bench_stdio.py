@@ -7,7 +7,7 @@ The reference ``StreamDetector`` runs in-process and behind
 with tool calls and reasoning) cut into 4-character chunks, each driven the
 way a replay drives it: ``run_trace(detector, chunks, states=False)``, which
 takes the process detector's pipelined ``feed_many``.
-Target (issue 7): the protocol adds at most 30 µs per chunk.
+Target (ARCHITECTURE.md §17): the protocol adds at most 30 µs per chunk.
 
 For context, not the target: one request per chunk, waiting for each answer
 (how ``tcr show`` and the TUI step), and the pipe round trip to a process

@@ -2,7 +2,7 @@
 
     python benchmarks/bench_tui.py [--quick]
 
-Targets (issue 6): a 1 MB recording (realistic text with tool calls, ``chunks``
+Targets (ARCHITECTURE.md §17): a 1 MB recording (realistic text with tool calls, ``chunks``
 kind, 4-character chunks) opens in under 1 s, from ``make_app`` to the first
 screen rendered in a headless ``run_test()``; each step renders in under 50 ms,
 from the key press to the end of the screen refresh that shows it.

@@ -1,8 +1,8 @@
 """Bundled msgpack corpora, shipped as package data.
 
 ``regressions/`` holds one handmade recording per failure described in the
-seeds and per policy of DESIGN §5, each with the expectation the reference
-detector meets; ``python -m tcr.corpora.build_regressions`` rebuilds it from
+seeds (ARCHITECTURE.md §15) and per policy (§5.6), each with the expectation the
+reference detector meets; ``python -m tcr.corpora.build_regressions`` rebuilds it from
 its table. ``tcr replay`` with no paths replays :func:`bundled`.
 """
 

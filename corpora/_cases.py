@@ -114,7 +114,7 @@ LLAMA3_TOKENS = ("<|python_tag|>", "<|eom_id|>", "<|eot_id|>")
 GLM_TOKENS = (*QWEN_TOKENS, "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>")
 
 # llama-server's SmolLM2 tokenizer has no tool tokens: a grammar makes it spell
-# <tool_call> out, and it streams as nine pieces (DESIGN §9).
+# <tool_call> out, and it streams as nine pieces (ARCHITECTURE.md §9).
 SMOL_TOOL_CALL = ("<", "t", "oo", "l", "_", "c", "al", "l", ">")
 SMOL_TOOL_CALL_END = ("</", "t", "oo", "l", "_", "c", "al", "l", ">")
 

@@ -1,4 +1,4 @@
-"""Regressions for the policies of DESIGN §5, one recording per policy, 1 to 13."""
+"""Regressions for the policies of ARCHITECTURE.md §5.6, one recording per policy, 1 to 13."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Regressions for the failures described in the seeds: ADR 0018, PR #879 and PR #2262."""
+"""Regressions for the failures of ADR 0018, PR #879 and PR #2262 (ARCHITECTURE.md §15)."""
 
 from __future__ import annotations
 

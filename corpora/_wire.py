@@ -92,7 +92,7 @@ TOOL_SCHEMAS: Mapping[str, Mapping[str, Any]] = {
 
 
 class Wire(Enum):
-    """How a backend frames the stream: the recording kind (DESIGN §3) and the payload
+    """How a backend frames the stream: the recording kind (ARCHITECTURE.md §3) and the payload
     framing ``tcr.stream`` detects in it."""
 
     SSE_CHAT = ("sse", "openai")

@@ -1,9 +1,10 @@
-"""Build the bundled regression corpus: one recording per bug in the seeds and per policy.
+"""Build the bundled regression corpus: one recording per bug in the seeds
+(ARCHITECTURE.md §15) and per policy.
 
-Each row of :data:`CASES` is one failure that shipped somewhere (the ADR and
-the two pull requests in ``seeds/``: ``_seed_cases``), one policy of DESIGN §5
-(``_policy_cases``) or one dialect's own case (``_format_cases`` reads them from
-``tcr.dialects``), written down as the stream a real backend sends: the chunk
+Each row of :data:`CASES` is one failure that shipped somewhere (ADR 0018 and
+the two pull requests of ARCHITECTURE.md §15: ``_seed_cases``), one policy of
+ARCHITECTURE.md §5.6 (``_policy_cases``) or one dialect's own case (``_format_cases``
+reads them from ``tcr.dialects``), written down as the stream a real backend sends: the chunk
 sequence split the way that backend's tokenizer or detokenizer split it, framed
 by ``_wire`` exactly as that backend frames it, with what the reference detector
 must produce as the expectation.
@@ -46,7 +47,8 @@ __all__ = [
 
 DEFAULT_OUTDIR = Path(__file__).resolve().parent / "regressions"
 
-#: The whole table: the seeds' failures, then policies 1-13, then the dialects' own cases.
+#: The whole table: the seeds' failures (ARCHITECTURE.md §15), then policies 1-13, then
+#: the dialects' own cases.
 CASES: tuple[Case, ...] = SEED_CASES + POLICY_CASES + FORMAT_CASES
 
 

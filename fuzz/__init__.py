@@ -2,7 +2,7 @@
 
 * :func:`messages` draws a message with its ground truth (what a correct detector
   shows, the calls with their arguments, the reasoning), built with the text from
-  the contract of DESIGN §5, never by running a detector;
+  the contract of ARCHITECTURE.md §5, never by running a detector;
 * :func:`chunkings` draws split points of a text; :func:`mutations` bends a
   recording's content where detectors break;
 * :func:`run` fuzzes a detector with both against every oracle and returns a

@@ -1,7 +1,7 @@
 """One tool-call or reasoning block as a model writes it, and what a correct detector makes of it.
 
 A ``Block`` is what a dialect's renderer wrote (``tcr.dialects.Rendered``): the
-opening marker, the body and the closing marker, plus the verdict DESIGN §5 asks
+opening marker, the body and the closing marker, plus the verdict ARCHITECTURE.md §5 asks
 for: the calls when the body is a call to declared tools, else the shown content
 (the body with the dialect's markers stripped, policy 12; verbatim for JSON at
 message start, policy 8).

@@ -1,4 +1,4 @@
-"""Every oracle on one case, the way ``tcr replay`` judges a recording (DESIGN §7).
+"""Every oracle on one case, the way ``tcr replay`` judges a recording (ARCHITECTURE.md §7.3).
 
 The case's chunking is checked against the whole run (conservation, chunk
 invariance, no leak, holdback, crash), against its ground truth when it has
@@ -39,7 +39,7 @@ def _samples_warm_cold(text: str) -> bool:
 
 
 class CaseChecker:
-    """Judges cases for one detector factory; one detector per message (DESIGN §5)."""
+    """Judges cases for one detector factory; one detector per message (ARCHITECTURE.md §5.2)."""
 
     def __init__(self, factory: Factory) -> None:
         self.factory = factory

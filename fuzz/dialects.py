@@ -1,4 +1,4 @@
-"""Drawing one block in each registered dialect, with its verdict (DESIGN §5).
+"""Drawing one block in each registered dialect, with its verdict (ARCHITECTURE.md §5.4).
 
 The dialects' renderers (``tcr.dialects``) write drawn calls the ways models do
 and state the verdict the contract asks for; this module only answers their

@@ -3,7 +3,8 @@
 Near misses are the text that begins like a marker and is not one
 (``<tool_result>``, ``<tools`` then `` do not``, ``[TOOL``, a ```` ```js ````
 fence, ``<|python``): a detector must hold them back only while they could
-still become a marker, and then show them, nothing lost or doubled (ADR 0018).
+still become a marker, and then show them, nothing lost or doubled (ADR 0018,
+ARCHITECTURE.md §15.1).
 """
 
 from __future__ import annotations

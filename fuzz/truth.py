@@ -1,4 +1,4 @@
-"""Ground truth: what a correct detector must make of a message (DESIGN §5).
+"""Ground truth: what a correct detector must make of a message (ARCHITECTURE.md §5).
 
 The strategies build it at the same time as the text, from the contract, never
 by running a detector: the reference detector is one of the things under test.

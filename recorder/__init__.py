@@ -1,4 +1,4 @@
-"""Capture from live backends (DESIGN §2 "raw first", §3): ``tcr record`` and ``tcr import``.
+"""Capture from live backends: ``tcr record`` and ``tcr import`` (ARCHITECTURE.md §2, §3, §14).
 
 * :func:`record` / :func:`record_sync` — send one streaming request and record
   the response's body reads as they arrive, with their arrival times;

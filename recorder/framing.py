@@ -1,4 +1,4 @@
-"""Which body is a stream, and of which recording kind (DESIGN §3): decided from the
+"""Which body is a stream, and of which recording kind (ARCHITECTURE.md §3): decided from the
 ``Content-Type`` when it says, else from the first bytes, else from the API."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Golden expectations: bless what a detector emits now, review what changed since.
 
-A recording's expectation (DESIGN §3) is what the user must be shown: the
+A recording's expectation (ARCHITECTURE.md §3) is what the user must be shown: the
 text, the calls with parsed arguments, and the reasoning. ``expected`` (the
 oracle) compares every replay against it.
 """

@@ -256,7 +256,7 @@ class Replay:
     # -- transport layer ---------------------------------------------------------------
 
     def _transport(self, outcome: Outcome, strategy: Strategy, first: int, last: int) -> None:
-        """Re-split the raw body bytes: decoding must not change (DESIGN §6)."""
+        """Re-split the raw body bytes: decoding must not change (ARCHITECTURE.md §6)."""
         started = time.perf_counter()
         kind = self.recording.kind
         if kind == "chunks":

@@ -1,4 +1,4 @@
-"""Grammar-constrained requests that make a real model write each dialect of DESIGN §5.
+"""Grammar-constrained requests that make a real model write each dialect of ARCHITECTURE.md §5.4.
 
 SmolLM2-135M knows none of these formats; a GBNF grammar in the request makes
 it write them anyway, and llama-server streams the result split the way its

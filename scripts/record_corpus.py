@@ -2,7 +2,7 @@
 
     python scripts/record_corpus.py [--out corpora/recorded]
 
-Starts llama-server with SmolLM2-135M-Instruct on loopback (DESIGN §9) and
+Starts llama-server with SmolLM2-135M-Instruct on loopback (ARCHITECTURE.md §9) and
 records, through ``tcr.recorder.record``, one stream per dialect of
 ``scripts/dialects.py`` (grammar-constrained, so the model writes that markup
 and the server streams it split the way its tokenizer splits it), plus native

@@ -37,7 +37,7 @@ CARET = "‸"  # marks the offset in an excerpt; "|" would be ambiguous inside "
 
 
 class Check(enum.StrEnum):
-    """An oracle (DESIGN §7). A ``str``, so JSON, JUnit and the CLI show its value."""
+    """An oracle (ARCHITECTURE.md §7.2). A ``str``, so JSON, JUnit and the CLI show its value."""
 
     CONSERVATION = "conservation"
     INVARIANCE = "invariance"
@@ -46,7 +46,7 @@ class Check(enum.StrEnum):
     WARM_COLD = "warm_cold"
     EXPECTED = "expected"
     CRASH = "crash"
-    # Not an oracle on events: re-split transport bytes must decode the same (DESIGN §6).
+    # Not an oracle on events: re-split transport bytes must decode the same (ARCHITECTURE.md §6).
     TRANSPORT = "transport"
 
     @property

@@ -1,6 +1,6 @@
 """The one permitted failure (every kind of bad input raises a ``TcrError``), and exit codes.
 
-The exit codes are those of every command (DESIGN §8): 0 all checks pass, 1 a
+The exit codes are those of every command (ARCHITECTURE.md §8): 0 all checks pass, 1 a
 violation was found, 2 usage or input error (a detector that crashes is unusable
 input too), 130 interrupted by Ctrl-C.
 """

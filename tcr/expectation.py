@@ -1,4 +1,4 @@
-"""What a recording says the user must be shown (DESIGN §3): its ``expect`` map, typed.
+"""What a recording says the user must be shown (ARCHITECTURE.md §3): its ``expect`` map, typed.
 
 An ``Expectation`` is validated when it is built, so a malformed ``expect`` map is
 reported where it is read (a ``TcrError`` naming the key), never halfway through a

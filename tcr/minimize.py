@@ -1,7 +1,8 @@
-"""Shrinking a failing chunking: fewest split points, then the shortest input (issue 3).
+"""Shrinking a failing chunking: fewest split points, then the shortest input.
 
-Both searches are ddmin, the delta debugging algorithm of Zeller and Hildebrandt,
-"Simplifying and Isolating Failure-Inducing Input" (IEEE TSE 28(2), 2002): cut the
+How replay uses it: ARCHITECTURE.md §7.4. Both searches are ddmin, the delta
+debugging algorithm of Zeller and Hildebrandt, "Simplifying and Isolating
+Failure-Inducing Input" (IEEE TSE 28(2), 2002): cut the
 current configuration into ``n`` parts; keep one part, or drop one, while the
 failure persists; otherwise double ``n``. One culprit among ``n`` elements costs
 O(log n) tests, and the result is 1-minimal: removing any single remaining

@@ -1,4 +1,4 @@
-"""Oracles: what a correct streaming detector must do, judged from its traces (DESIGN §7).
+"""Oracles: what a correct streaming detector must do, judged from its traces (ARCHITECTURE.md §7).
 
 Every check is linear in the input: positions are tracked as running lengths and
 compared in place (``str.startswith`` with bounds), never by re-joining what was

@@ -1,4 +1,4 @@
-"""Rechunking: the same text, split the ways a network and a tokenizer might (DESIGN §6).
+"""Rechunking: the same text, split the ways a network and a tokenizer might (ARCHITECTURE.md §6).
 
 A detector must emit the same events whatever the chunking, so the central test
 of tcr is to replay one recorded text under many chunkings. A ``Strategy`` is

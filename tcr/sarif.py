@@ -3,7 +3,7 @@
 Pure: :func:`to_sarif` turns :class:`Result` values into the log as plain JSON
 data, and the replay, show and fuzz reports say what their results are. Writing
 the file is theirs too. ``RULES`` is the table of what tcr checks, one entry per
-oracle of DESIGN §7 plus ``input`` (a recording or detector that could not be
+oracle of ARCHITECTURE.md §7 plus ``input`` (a recording or detector that could not be
 used): the rules of every log, so a viewer can explain any result.
 
 A recording is a binary msgpack file: it has no lines to point at, so a result's

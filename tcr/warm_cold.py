@@ -1,6 +1,6 @@
 """Warm equals cold: a reused or format-seeded detector emits what a fresh one emits.
 
-This oracle judges a detector factory, not a trace (DESIGN §7): it runs one
+This oracle judges a detector factory, not a trace (ARCHITECTURE.md §7.2): it runs one
 message through a fresh detector, then through one reused after ``reset()`` and
 one seeded with the format the fresh one identified, and reports for each the first
 event where it departs from the fresh run. A part that cannot run (no ``reset()``,

@@ -107,7 +107,10 @@ class ToyDetector:
 
 
 class DropsPendingAtFinish(ToyDetector):
-    """Bug 1: finish() forgets the held partial marker (the seeds' swallowed buffer)."""
+    """Bug 1: finish() forgets the held partial marker.
+
+    The seeds' swallowed buffer (ARCHITECTURE.md §15.3).
+    """
 
     def finish(self) -> list[Event]:
         self._pending = ""

@@ -1,4 +1,4 @@
-"""Recording format version 1 (DESIGN §3): one msgpack stream per ``*.msgpack`` file.
+"""Recording format version 1 (ARCHITECTURE.md §3): one msgpack stream per ``*.msgpack`` file.
 
 Objects, in order: a header map; frames ``[t_ns, data]`` or ``[t_ns, data, meta]``;
 on close a trailer ``{"end": {...}}``; optionally an expectation ``{"expect": {...}}``.

@@ -1,4 +1,4 @@
-"""Inside a block: the lexer that finds where a block ends (DESIGN §5, policies 4 and 8).
+"""Inside a block: the lexer that finds where a block ends (ARCHITECTURE.md §5.6, policies 4 and 8).
 
 The printing side (``tcr.detector.core``) hands every character of an open
 block to ``Block.scan``. The lexer skips JSON strings (or strings of the

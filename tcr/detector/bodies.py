@@ -1,4 +1,4 @@
-"""Body parsers: the text inside a tool-call block → calls (DESIGN §5, "body" column).
+"""Body parsers: the text inside a tool-call block → calls (ARCHITECTURE.md §5.3, "body" column).
 
 Each dialect's parser lives in its module of ``tcr.dialects``; this module
 dispatches on the dialect id and strips markers for a rejection. The streaming

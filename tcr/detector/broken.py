@@ -1,4 +1,4 @@
-"""Deliberately broken detectors: each one reintroduces a bug from the seeds.
+"""Deliberately broken detectors: each reintroduces a bug of the seeds (ARCHITECTURE.md §15).
 
 They exist so that tcr can prove it catches what it claims to catch, and so a
 newcomer can watch a failure before hunting their own::

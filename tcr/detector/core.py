@@ -1,9 +1,9 @@
-"""The reference streaming tool-call detector (DESIGN §5, ADR 0018).
+"""The reference streaming tool-call detector (ARCHITECTURE.md §5; ADR 0018, §15.1).
 
 Sans-I/O: ``feed(chunk) -> list[Event]`` and ``finish() -> list[Event]``. Every
 decision is made on accumulated text, never on one chunk, and depends only on
 the input's content, so any re-chunking of a message yields the same events
-(adjacent ``Text`` merged). Each policy of DESIGN §5 is cited where it bites.
+(adjacent ``Text`` merged). Each policy of ARCHITECTURE.md §5.6 is cited where it bites.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def _hold_start(s: str) -> int:
 
 
 class StreamDetector:
-    """The reference detector: every registered dialect and every policy of DESIGN §5.
+    """The reference detector: every registered dialect and every policy of ARCHITECTURE.md §5.6.
 
     ``tools``: ``None`` accepts any name, a list rejects calls to other names
     (``[]`` rejects every call). ``format``: a learned or seeded format; a hint

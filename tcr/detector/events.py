@@ -1,4 +1,4 @@
-"""Events a detector emits, and the ``Detector`` protocol (DESIGN §5).
+"""Events a detector emits, and the ``Detector`` protocol (ARCHITECTURE.md §5.1).
 
 Every event names the exact input span it consumed (``raw``), so loss,
 duplication and reordering are one string comparison away. Foreign detectors

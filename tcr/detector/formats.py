@@ -1,9 +1,9 @@
-"""The FSM's dialect table, built from the registry in ``tcr.dialects`` (DESIGN §5).
+"""The FSM's dialect table, built from the registry in ``tcr.dialects`` (ARCHITECTURE.md §5.3).
 
 The state machine in ``tcr.detector.core`` reads this table and nothing else
 about dialects; adding one is adding its module to ``tcr.dialects``. The TUI and
-the docs read the same records. ``FORMATS``/``Format`` are the names DESIGN's
-table and older callers use for the same records.
+the docs read the same records. ``FORMATS``/``Format`` are the names ARCHITECTURE.md §5.3
+and older callers use for the same records.
 """
 
 from __future__ import annotations
@@ -68,8 +68,9 @@ def alternation(tokens: Iterable[str]) -> re.Pattern[str]:
 # Policy 3: where a block may open anywhere.
 OPENER_RE: re.Pattern[str] = alternation(DISTINCTIVE_OPENERS)
 
-# The ADR's model-name seed table: the first matching pattern wins. A seed is a
-# hint only; a seeded detector emits exactly what a cold one emits (policy 11).
+# ADR 0018's model-name seed table (ARCHITECTURE.md §15.1): the first matching pattern
+# wins. A seed is a hint only; a seeded detector emits exactly what a cold one emits
+# (policy 11).
 MODEL_SEEDS: tuple[tuple[str, str], ...] = tuple(
     (pattern, d.id) for d in DIALECTS for pattern in d.model_seeds
 )

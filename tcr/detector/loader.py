@@ -1,4 +1,4 @@
-"""Choosing a detector once, at the edge, and making one per message (DESIGN §5).
+"""Choosing a detector once, at the edge, and making one per message (ARCHITECTURE.md §5.2).
 
 ``DetectorSpec`` is what a command resolves ``--detector`` / ``--detector-cmd`` to:
 the factory and how to name it again in a reproducer. ``make_detector`` is the one
@@ -123,7 +123,7 @@ def make_detector(
 ) -> Detector:
     """One detector for one message: ``factory(tools=NAMES, **keywords)``.
 
-    ``tools`` is passed only when the factory accepts it (DESIGN §5). A factory that
+    ``tools`` is passed only when the factory accepts it (ARCHITECTURE.md §5.2). A factory that
     raises, or returns no ``feed``/``finish`` detector, raises ``FactoryError``.
     """
     if accepts_keyword(factory, "tools"):

@@ -1,4 +1,4 @@
-"""The detector's states and legal transitions, as data (ADR 0018).
+"""The detector's states and legal transitions, as data (ARCHITECTURE.md §5.5; ADR 0018, §15.1).
 
 ``printing → matching_prefix → in_block``: the TUI draws this table and the
 detector refuses any move it does not list, so the picture and the code

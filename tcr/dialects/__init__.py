@@ -1,4 +1,4 @@
-"""The dialect catalogue: one module per family, one ``Dialect`` record each (DESIGN §5).
+"""The dialect catalogue: one module per family, one ``Dialect`` record each (ARCHITECTURE.md §5.4).
 
 The order is the registry's: the first matching model-name seed wins, and of
 dialects sharing an opening marker, the first owns a body none of them claims.

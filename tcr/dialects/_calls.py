@@ -138,8 +138,8 @@ def call_from_json(obj: object, *, arguments_optional: bool = False) -> ParsedCa
     string holding one, or a blank string meaning ``{}``); OpenAI's
     ``{"type": "function", "function": {…}}``. Llama 3.2's
     ``{"type": "function", "function": NAME, "parameters": {…}}`` has no
-    ``name`` and is not a call: PR #2262 settled that such JSON is content, and
-    DESIGN's bare_json row asks for ``name``. Missing
+    ``name`` and is not a call: PR #2262 settled that such JSON is content (ARCHITECTURE.md §15.3),
+    and the bare_json row of ARCHITECTURE.md §5.3 asks for ``name``. Missing
     arguments mean ``{}`` only when ``arguments_optional`` (a distinctive marker
     already said "this is a call") and nothing but ``name``/``type``/``id`` is
     present. Never raises.
@@ -277,5 +277,5 @@ def skip_space(text: str, pos: int) -> int:
 
 def unmarked_json_call(body: str) -> list[ParsedCall]:
     # ```json fences and bare "{" also open on ordinary JSON answers, so missing
-    # arguments are not read as a call there (DESIGN: "name + arguments/parameters").
+    # arguments are not read as a call there (ARCHITECTURE.md §5.3: "name + arguments/parameters").
     return json_call(body, arguments_optional=False)

@@ -1,4 +1,4 @@
-"""The ``Dialect`` record: everything tcr knows about one tool-call dialect (DESIGN §5).
+"""The ``Dialect`` record: everything tcr knows about one tool-call dialect (ARCHITECTURE.md §5.4).
 
 A dialect module builds one record; the detector's FSM table, its body parsers
 and lexer, the fuzz writers, the regression cases and the recording grammars
@@ -129,7 +129,7 @@ class Draws(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Rendered:
-    """A block as a renderer wrote it, with the verdict DESIGN §5 asks for.
+    """A block as a renderer wrote it, with the verdict ARCHITECTURE.md §5 asks for.
 
     ``raw == opener + body + closer``; ``opener`` is the marker as policy 12 strips
     it (a kept ``{`` stays in the body). ``shown_closer`` is the part of ``closer``

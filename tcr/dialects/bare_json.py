@@ -1,8 +1,8 @@
 """Llama 3.2: an unmarked JSON call that is the start of the message.
 
 Part of what vLLM's ``llama3_json`` parser reads. ``{`` also starts ordinary
-JSON answers (PR #2262): JSON that is not call-shaped is content, shown verbatim
-and released as soon as it is certain (policy 8).
+JSON answers (PR #2262, ARCHITECTURE.md §15.3): JSON that is not call-shaped is
+content, shown verbatim and released as soon as it is certain (policy 8).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Detectors in other processes: a JSON-lines protocol over stdin and stdout (DESIGN §5).
+"""Detectors in other processes: a JSON-lines protocol over stdin and stdout (ARCHITECTURE.md §10).
 
 One JSON object per line each way; every request gets exactly one answer line,
 and answers come in the order of the requests.

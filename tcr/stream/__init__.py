@@ -1,4 +1,4 @@
-"""Stream decoding: transport bytes to content chunks (DESIGN §4).
+"""Stream decoding: transport bytes to content chunks (ARCHITECTURE.md §4).
 
 Layers, each sans-I/O (``feed`` / ``finish``) and each in its own module:
 

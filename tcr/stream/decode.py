@@ -45,7 +45,8 @@ __all__ = [
     "decode_chunks",
 ]
 
-#: Recording kinds (DESIGN §3), each with the framing reported until a payload says otherwise.
+#: Recording kinds (ARCHITECTURE.md §3), each with the framing reported until a payload
+#: says otherwise.
 DEFAULT_FRAMINGS: Mapping[str, str] = MappingProxyType(
     {"sse": "openai", "ndjson": "ollama", "chunks": "chunks"}
 )

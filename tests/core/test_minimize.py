@@ -1,4 +1,7 @@
-"""The minimizer (issue 3): a failing chunking shrinks to the fewest splits, then the shortest text."""
+"""The minimizer: a failing chunking shrinks to the fewest splits, then the shortest text.
+
+How replay uses it: ARCHITECTURE.md §7.4.
+"""
 
 from __future__ import annotations
 
@@ -24,7 +27,7 @@ MESSAGE = (
     '"days": 3}}\n</tool_call>\n'
     "While that runs: do you prefer museums or walks along the Seine? I will adjust the plan."
 )
-# Ends in a held marker prefix, the shape of PR #2262's swallowed buffer.
+# Ends in a held marker prefix, the shape of PR #2262's swallowed buffer (ARCHITECTURE.md §15.3).
 TRAILING_PREFIX = MESSAGE + " Meanwhile, the raw output looked like <tool"
 TEXT = "".join(chr(ord("a") + i % 26) for i in range(120))  # for synthetic predicates
 

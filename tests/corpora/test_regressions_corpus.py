@@ -1,8 +1,8 @@
 """The bundled regression corpus: rebuilt byte for byte, well labelled, and met by the reference.
 
-Every recording in ``corpora/regressions`` pins one failure from the seeds or
-one policy of DESIGN §5. Replayed through the reference detector under many
-chunkings it must pass every trace check, its expectation included, so
+Every recording in ``corpora/regressions`` pins one failure from the seeds
+(ARCHITECTURE.md §15) or one policy (§5.6). Replayed through the reference
+detector under many chunkings it must pass every trace check, its expectation included, so
 ``tcr replay`` with no arguments passes out of the box.
 """
 
@@ -32,7 +32,7 @@ BUNDLED = sorted(
     REGRESSIONS.glob("*.msgpack")
 )  # the handmade regressions (recorded/ has its own tests)
 
-# Each failure described in ../shared/seeds, by the bug label of its recording.
+# Each failure described in ARCHITECTURE.md §15, by the bug label of its recording.
 SEED_FAILURES = (
     "split-marker-mlx",  # PR #879: <tool, _, c, all>
     "split-marker-llama-server",  # <, t, oo, l, _, c, al, l, >
@@ -49,7 +49,7 @@ SEED_FAILURES = (
     "json-name-key-not-a-call",  # PR #2262
     "json-function-key-not-a-call",  # PR #2262, Llama-3.2-1B
 )
-POLICIES = range(1, 14)  # DESIGN §5, policies 1-13
+POLICIES = range(1, 14)  # ARCHITECTURE.md §5.6, policies 1-13
 FORMAT_ROWS = (
     "format-gemma-special",
     "format-tool-call-tag-json",

@@ -1,4 +1,4 @@
-"""The recording format v1 (DESIGN §3): round trips, crash safety, hostile input.
+"""The recording format v1 (ARCHITECTURE.md §3): round trips, crash safety, hostile input.
 
 The fuzz tests state one invariant, as h11's do: a file reads as a recording, or
 raises ``CorpusError``, never anything else.

@@ -64,7 +64,8 @@ def test_openai_nested_function_object() -> None:
 
 
 def test_llama32_function_name_without_a_name_key_is_not_a_call() -> None:
-    # PR #2262: Llama-3.2-1B wrote this as a {-prefixed answer; without "name" it is content.
+    # PR #2262 (ARCHITECTURE.md §15.3): Llama-3.2-1B wrote this as a {-prefixed answer;
+    # without "name" it is content.
     body = '{"type": "function", "function": "get_weather", "parameters": {"city": "Paris"}}'
     with pytest.raises(BodyError) as caught:
         parse_body("hermes", body)

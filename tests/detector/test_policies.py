@@ -1,4 +1,4 @@
-"""DESIGN §5 policies, one behaviour per test."""
+"""The policies of ARCHITECTURE.md §5.6, one behaviour per test."""
 
 from __future__ import annotations
 

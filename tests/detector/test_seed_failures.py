@@ -1,4 +1,4 @@
-"""The bugs described in ../shared/seeds, as tests: each one once shipped somewhere."""
+"""The bugs described in ARCHITECTURE.md §15, as tests: each one once shipped somewhere."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ CALL = '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool
 
 
 def test_marker_split_as_the_mlx_engine_sent_it_still_opens_the_block() -> None:
-    # Observed live: <tool, _, c, all> (PR #879).
+    # Observed live: <tool, _, c, all> (PR #879, ARCHITECTURE.md §15.2).
     chunks = [
         "<tool",
         "_",
@@ -53,7 +53,7 @@ def test_false_start_tool_result_is_flushed_as_text_and_nothing_is_lost() -> Non
 
 
 def test_tools_prefix_followed_by_do_not_is_flushed_as_text() -> None:
-    # ADR 0018: "<tools followed by do not".
+    # ADR 0018 (ARCHITECTURE.md §15.1): "<tools followed by do not".
     chunks = ["I use <tools", " do not", " need."]
     assert run(chunks) == [Text("I use <tools do not need.")]
 
@@ -68,7 +68,7 @@ def test_false_start_is_released_as_soon_as_it_cannot_be_a_marker() -> None:
 
 
 def test_preamble_sentence_does_not_settle_the_decision() -> None:
-    # PR #879: "I'll check that." then the call came back as raw markup.
+    # PR #879 (ARCHITECTURE.md §15.2): "I'll check that." then the call came back as raw markup.
     text = f"I'll check that. {CALL}"
     for label, chunks in chunkings(text, randoms=50):
         events = run(chunks)
@@ -84,7 +84,7 @@ def test_reasoning_that_mentions_the_marker_does_not_open_a_call() -> None:
 
 
 def test_json_answer_is_content_and_released_before_the_end() -> None:
-    # PR #2262: a {-prefixed answer was buffered forever as a maybe-call.
+    # PR #2262 (ARCHITECTURE.md §15.3): a {-prefixed answer was buffered forever as a maybe-call.
     detector = StreamDetector(tools=["get_weather"])
     shown: list[str] = []
     for chunk in ['{"temperature"', ": 21,", ' "unit": "C"', "}"]:
@@ -137,7 +137,7 @@ def test_stream_ending_inside_an_unterminated_block_swallows_nothing() -> None:
 
 
 def test_unclosed_block_whose_body_is_a_complete_call_becomes_a_call() -> None:
-    # Several families close a call by ending the message (PR #879).
+    # Several families close a call by ending the message (PR #879, ARCHITECTURE.md §15.2).
     text = '<tool_call>{"name": "f", "arguments": {}}'
     assert run(list(text)) == [ToolCall("f", "{}", text, "hermes")]
 

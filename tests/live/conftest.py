@@ -1,4 +1,4 @@
-"""A real llama-server with a real model for the live tests (DESIGN §9).
+"""A real llama-server with a real model for the live tests (ARCHITECTURE.md §9).
 
 When the server cannot be started the tests fail and say why: a live test that
 silently skips would let a missing install step through.

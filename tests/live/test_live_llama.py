@@ -1,4 +1,4 @@
-"""Recording from a real llama-server running SmolLM2-135M (DESIGN §9), on loopback.
+"""Recording from a real llama-server running SmolLM2-135M (ARCHITECTURE.md §9), on loopback.
 
 Nothing here is a stand-in: the server is llama.cpp's own, the model is real,
 and the chunking is the one its tokenizer produced.

@@ -38,7 +38,7 @@ def frames_of(body: bytes, *cuts: int) -> list[Frame]:
 # (field order, metadata, final usage/timings chunk, [DONE]) for SmolLM2 under a
 # GBNF grammar that makes it write Hermes markup: the server streams the markup
 # as content, split the way the tokenizer splits it (<tool_call> arrives as
-# <,t,oo,l,_,c,al,l,>; DESIGN §9).
+# <,t,oo,l,_,c,al,l,>; ARCHITECTURE.md §9).
 LLAMA_SERVER_TOOL_CALL_AS_CONTENT = (
     b'data: {"choices":[{"finish_reason":null,"index":0,'
     b'"delta":{"role":"assistant","content":null}}]'
