@@ -180,9 +180,7 @@ def _fragment(index: object, name: object, arguments: object, index_name: str) -
     # bool is an int; an index of True is a parser bug, not tool 1
     if not isinstance(index, int) or isinstance(index, bool):
         raise TcrError(f"call fragment's {index_name!r} is {index!r}, not an integer")
-    return CallFragment(
-        index, _optional_str(name, "name"), _optional_str(arguments, "arguments")
-    )
+    return CallFragment(index, _optional_str(name, "name"), _optional_str(arguments, "arguments"))
 
 
 def _optional_str(value: object, name: str) -> str | None:

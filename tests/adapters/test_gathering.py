@@ -128,7 +128,12 @@ def test_sglang_results_as_objects_and_dicts() -> None:
 
 
 def test_empty_results_give_nothing() -> None:
-    for empty in (None, {}, {"content": None, "tool_calls": None}, {"normal_text": "", "calls": []}):
+    for empty in (
+        None,
+        {},
+        {"content": None, "tool_calls": None},
+        {"normal_text": "", "calls": []},
+    ):
         assert read_increment(empty) == Increment()
 
 
