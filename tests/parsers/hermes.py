@@ -19,9 +19,11 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
+from toy_detectors import CLOSE, OPEN
+from toy_detectors import _held_prefix as _prefix_of_open  # one copy of the holdback rule
+
 __all__ = ["CLOSE", "OPEN", "Bug", "HermesParser", "StreamingParseResult", "ToolCallItem"]
 
-OPEN, CLOSE = "<tool_call>", "</tool_call>"
 _NAME = re.compile(r'"name"\s*:\s*"((?:[^"\\]|\\.)*)"')
 _ARGUMENTS = re.compile(r'"arguments"\s*:\s*(?=\S)')  # ends at the value's first character
 
@@ -148,7 +150,8 @@ class HermesParser:
         """Send the name once it is whole, then the arguments' text as far as it has come."""
         if block.arguments_start is None:
             found = _ARGUMENTS.search(block.body)
-            block.arguments_start = block.scanned = found.end() if found else None
+            if found is not None:
+                block.arguments_start = block.scanned = found.end()
         if block.arguments_start is not None and block.arguments_end is None:
             _scan_value(block)
         name_now = False
@@ -192,11 +195,3 @@ def _scan_value(block: _Block) -> None:
                 block.arguments_end = block.scanned = position + 1
                 return
     block.scanned = len(body)
-
-
-def _prefix_of_open(text: str) -> int:
-    """Length of the longest end of ``text`` that could begin ``OPEN``."""
-    for size in range(min(len(OPEN) - 1, len(text)), 0, -1):
-        if OPEN.startswith(text[-size:]):
-            return size
-    return 0
