@@ -21,6 +21,7 @@ from tcr.corpus import read_recording
 from tcr.judge import Judge
 from tcr.oracle import Check
 from tcr.rechunk import parse_strategy
+from tcr.replay import run
 from tcr.stream import decode
 
 
@@ -158,3 +159,30 @@ def test_a_marker_split_across_chunks_leaks_and_is_caught_by_no_leak() -> None:
 
 def test_a_marker_in_one_chunk_hides_the_per_chunk_bug() -> None:
     assert checks_found(Bug.PER_CHUNK_MARKER, "json", [MESSAGES["json"].text]) == []
+
+
+HERMES_RECORDINGS = [
+    ROOT / "recorded/tool_call_tag_json.msgpack",
+    ROOT / "recorded/tool_call_tag_two_calls.msgpack",
+    ROOT / "regressions/format_tool_call_tag_json.msgpack",
+]
+
+
+def test_replay_of_the_hermes_recordings_finds_nothing_in_the_correct_parser() -> None:
+    report = run(HERMES_RECORDINGS, detector=hermes_factory())
+    assert (report.exit_code, report.failures) == (0, [])
+
+
+@pytest.mark.parametrize(
+    ("bug", "checks"),
+    [
+        (Bug.ARGUMENTS_WITH_NAME_DROPPED, {Check.EXPECTED, Check.INVARIANCE}),
+        (Bug.INDEX_REUSED, {Check.EXPECTED}),
+        (Bug.PER_CHUNK_MARKER, {Check.EXPECTED, Check.INVARIANCE, Check.NO_LEAK}),
+        # The recordings end in plain text, so nothing is held at the end to swallow.
+        (Bug.FLUSH_SWALLOWED, set()),
+    ],
+)
+def test_replay_of_the_hermes_recordings_reports_each_bug(bug: Bug, checks: set[Check]) -> None:
+    report = run(HERMES_RECORDINGS, detector=hermes_factory(bugs=(bug,)))
+    assert {failure.violation.check for _, failure in report.failures} == checks
