@@ -16,8 +16,9 @@ dict of either shape (told apart by its field names). The gathering rules:
 1. Normal text becomes ``Text`` at the step that returns it, in order.
 2. Fragments gather per tool index. Name fragments concatenate, and so do
    argument fragments, in the order they arrive, as the OpenAI client
-   accumulates a delta stream; ``id`` and ``type`` are ignored. A parser that
-   gives a second call the index of the first therefore gets one merged call.
+   accumulates a delta stream; ``id`` and ``type`` are ignored, and a fragment
+   with neither name nor arguments makes no call. A parser that gives a second
+   call the index of the first therefore gets one merged call.
 3. A gathered call is complete at ``finish()``: only then can no fragment for
    it still arrive. Every call is presented there, after all text, in index
    order. Presenting a call when the next index starts would make the events
@@ -127,7 +128,8 @@ class IncrementalCallDetector:
         for result in results if isinstance(results, list | tuple) else [results]:
             increment = read_increment(result)
             text.append(increment.text)
-            for fragment in increment.fragments:
+            # A fragment with neither name nor arguments carries nothing: it makes no call.
+            for fragment in (f for f in increment.fragments if f.name or f.arguments):
                 gathered = self._calls.setdefault(fragment.index, _Gathered())
                 gathered.names += [fragment.name] if fragment.name else []
                 gathered.arguments += [fragment.arguments] if fragment.arguments else []

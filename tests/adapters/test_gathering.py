@@ -165,3 +165,8 @@ def test_a_run_with_a_call_carries_no_raw_and_a_text_only_run_does() -> None:
     with_call = run_trace(scripted(delta("a", call(0, "f", "{}"))), ["x"])
     text_only = run_trace(scripted(delta("a")), ["x"])
     assert (with_call.has_raw, text_only.has_raw) == (False, True)
+
+
+def test_a_fragment_with_neither_name_nor_arguments_makes_no_call() -> None:
+    detector = scripted(delta(None, call(0, "f", "{}"), call(1), call(2, "", "")))
+    assert run(detector, 1)[-1] == [ToolCall("f", "{}", None, "hermes")]
