@@ -1,0 +1,1 @@
+"""Incremental-call parsers written for testing ``tcr.adapters``: correct, and with bugs."""
