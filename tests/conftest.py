@@ -9,6 +9,8 @@ The folders mirror the repository (ARCHITECTURE.md §1):
     tests/dialects/  tcr/dialects: every registered dialect has every part
     tests/stdio/     tcr/stdio: detectors in other processes
     tests/runtime/   tcr/_runtime: process pools
+    tests/adapters/  tcr/adapters: incremental-call parsers as detectors
+    tests/parsers/   not tests: incremental Hermes parsers in engines' shapes, used above
     tests/stream/    tcr/stream: SSE, NDJSON and chunk decoding
     tests/recorder/  recorder/ (tcr.recorder)
     tests/replay/    replay/ (tcr.replay): replay, jobs, show, bless, reports, serve,
