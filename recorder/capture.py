@@ -1,16 +1,15 @@
 """One response being recorded, shared by the client and the proxy.
 
-A :class:`Capture` opens its file at the first read (the recording kind is
-decided from the ``Content-Type`` and that read), appends one frame per read
-through :class:`~tcr.corpus.RecordingWriter` (flushed before the recorder waits
-for more, so a killed recorder keeps every frame it took), and closes with the
-reason it is incomplete, if it is: the response was an error or not a stream,
-or the upstream dropped, stalled or was interrupted. Its result is a
-:class:`Recorded`.
-
-The header (status and redacted headers included) is written and flushed as
-soon as the status arrives, before the first body byte, so a recorder killed
-while waiting for the body still leaves them on disk.
+A :class:`Capture` opens its file as soon as the status arrives and writes the
+header there (status and redacted headers included), before the first body
+byte, so a recorder killed while waiting for the body still leaves them on disk.
+The recording kind comes from the ``Content-Type``, or when that does not say,
+from the first read (the header is then rewritten, before any frame). It
+appends one frame per read through :class:`~tcr.corpus.RecordingWriter`
+(flushed before the recorder waits for more, so a killed recorder keeps every
+frame it took), and closes with the reason it is incomplete, if it is: the
+response was an error or not a stream, or the upstream dropped, stalled or was
+interrupted. Its result is a :class:`Recorded`.
 
 A request may hold what a recording cannot: an integer beyond msgpack's 64 bits,
 a lone surrogate (legal JSON as ``"\\ud800"``), nesting deeper than

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -156,3 +158,34 @@ def test_proxy_says_in_one_stderr_line_why_it_cannot_record_and_still_forwards(
         f"tcr proxy: {upstream.url}/v1/chat/completions?n=3: not recorded: "
     ), lines
     assert "cannot write" in lines[0]
+
+
+def test_proxy_records_a_response_header_that_is_not_utf8(tmp_path: Path) -> None:
+    """aiohttp reads header bytes with ``surrogateescape``: a stray byte becomes a
+    lone surrogate, which msgpack cannot store as it is."""
+    event = b"data: hello\n\n"
+    answer = (
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nX-Odd: a\xffb\r\n"
+        b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+        + f"{len(event):x}\r\n".encode() + event + b"\r\n0\r\n\r\n"
+    )  # fmt: skip
+    with socket.create_server(("127.0.0.1", 0)) as server:
+
+        def answer_once() -> None:
+            connection, _ = server.accept()
+            with connection:
+                connection.recv(65536)
+                connection.sendall(answer)
+
+        threading.Thread(target=answer_once, daemon=True).start()
+        upstream_url = f"http://127.0.0.1:{server.getsockname()[1]}"
+        with running_proxy(upstream_url, tmp_path) as proxy:
+            status, received = asyncio.run(post_raw(f"{proxy.url}/v1/chat/completions", b"{}"))
+    assert status == 200 and received == event
+    [path] = tmp_path.glob("*.msgpack")
+    recording = read_recording(path)
+    assert recording.complete
+    assert recording.header["response"]["headers"]["x-odd"] == "a\\udcffb"
+    assert recording.labels["altered"] == (
+        "response: 1 string with a lone surrogate kept with \\u escapes"
+    )
