@@ -1,12 +1,22 @@
 """One response being recorded, shared by the client and the proxy.
 
-A :class:`Capture` opens its file at the first read (the recording kind is
-decided from the ``Content-Type`` and that read), appends one frame per read
-through :class:`~tcr.corpus.RecordingWriter` (flushed before the recorder waits
-for more, so a killed recorder keeps every frame it took), and closes with the
-reason it is incomplete, if it is: the response was an error or not a stream,
-or the upstream dropped, stalled or was interrupted. Its result is a
-:class:`Recorded`.
+A :class:`Capture` opens its file as soon as the status arrives and writes the
+header there (status and redacted headers included), before the first body
+byte, so a recorder killed while waiting for the body still leaves them on disk.
+The recording kind comes from the ``Content-Type``, or when that does not say,
+from the first read (the header is then rewritten, before any frame). It
+appends one frame per read through :class:`~tcr.corpus.RecordingWriter`
+(flushed before the recorder waits for more, so a killed recorder keeps every
+frame it took), and closes with the reason it is incomplete, if it is: the
+response was an error or not a stream, or the upstream dropped, stalled or was
+interrupted. Its result is a :class:`Recorded`.
+
+A request may hold what a recording cannot: an integer beyond msgpack's 64 bits,
+a lone surrogate (legal JSON as ``"\\ud800"``), nesting deeper than
+``MAX_NESTING``. The header then keeps what fits: such an integer as its decimal
+string, such a string with ``\\u`` escapes, such a value cut at the limit; and the
+label ``altered`` says what was changed, e.g. ``"request: 1 integer beyond 64
+bits kept as its decimal string"``. The stream is recorded all the same.
 """
 
 from __future__ import annotations
@@ -14,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -21,7 +32,7 @@ from pathlib import Path
 from typing import Any, Final
 from uuid import uuid4
 
-from tcr.corpus import RecordingWriter, new_header
+from tcr.corpus import MAX_NESTING, MAX_T_NS, RecordingWriter, new_header
 from tcr.recorder.errors import RecordError
 from tcr.recorder.framing import detect_kind, is_stream_type, media_type, sniff
 from tcr.recorder.redact import redact_body, redact_headers, redact_url
@@ -41,6 +52,21 @@ __all__ = [
 
 _ERROR_BODY_LIMIT: Final = 4096
 _MESSAGE_LIMIT: Final = 200
+_MSGPACK_INTS: Final = range(-(2**63), MAX_T_NS + 1)
+_CUT: Final = f"<not kept: nested deeper than {MAX_NESTING} levels>"
+# What was changed to fit, in the singular and the plural.
+_BIG_INT: Final = (
+    "integer beyond 64 bits kept as its decimal string",
+    "integers beyond 64 bits kept as their decimal strings",
+)
+_SURROGATE: Final = (
+    "string with a lone surrogate kept with \\u escapes",
+    "strings with lone surrogates kept with \\u escapes",
+)
+_TOO_DEEP: Final = (
+    f"value nested deeper than {MAX_NESTING} levels not kept",
+    f"values nested deeper than {MAX_NESTING} levels not kept",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,15 +176,24 @@ class Capture:
         self.path = new_recording_path(path, self.id)
         pairs = list(headers)
         self.content_type = next((v for k, v in pairs if k.lower() == "content-type"), None)
-        self._fields: dict[str, Any] = {
-            "source": {"endpoint": self.endpoint, "backend": api, "model": request.get("model")},
-            "request": redact_body(request),
-            "response": {"status": status, "headers": redact_headers(pairs)},
-            "tools": tool_names(request),
-            "labels": {"origin": "recorded", **(labels or {})},
-        }
-        self._writer: RecordingWriter | None = None
-        self.kind: str | None = None
+        fields, altered = _fitted(
+            {
+                "source": {
+                    "endpoint": self.endpoint,
+                    "backend": api,
+                    "model": request.get("model"),
+                },
+                "request": request,
+                "response": {"status": status, "headers": redact_headers(pairs)},
+                "tools": tool_names(request),
+                "labels": {"origin": "recorded", **(labels or {})},
+            }
+        )
+        fields["request"] = redact_body(fields["request"])  # fitted first: never too deep
+        if altered:
+            fields["labels"]["altered"] = altered
+        self.kind = detect_kind(self.content_type, b"", api)
+        self._writer = RecordingWriter(self.path, new_header(self.kind, id=self.id, **fields))
         self.first_ns: int | None = None
         self._kept: list[bytes] = []
         self._kept_size = 0
@@ -171,19 +206,14 @@ class Capture:
             return
         t_ns = (time.monotonic_ns() if arrived_ns is None else arrived_ns) - self.start_ns
         writer = self._writer
-        if writer is None:
-            writer = self._open(reads[0])
+        if self.first_ns is None:  # the first bytes may tell the kind the headers did not
+            self.kind = detect_kind(self.content_type, reads[0], self.api)
+            writer.rekind(self.kind)
             self.first_ns = t_ns
         writer.frames(t_ns, reads)
         if self._keep and self._kept_size < _ERROR_BODY_LIMIT:
             self._kept += reads
             self._kept_size += sum(map(len, reads))
-
-    def _open(self, first: bytes) -> RecordingWriter:
-        self.kind = detect_kind(self.content_type, first, self.api)
-        header = new_header(self.kind, id=self.id, **self._fields)
-        self._writer = RecordingWriter(self.path, header)
-        return self._writer
 
     def problem(self) -> str | None:
         """Why a response that arrived whole is still not a good recording, or ``None``."""
@@ -205,11 +235,10 @@ class Capture:
         """Write the trailer: incomplete with ``error``, or (with ``judge``) with
         :meth:`problem`; complete when neither says anything."""
         end_ns = time.monotonic_ns() - self.start_ns
-        writer = self._writer or self._open(b"")
+        writer = self._writer
         if error is None and judge:
             error = self.problem()
         writer.close(complete=error is None, error=error)
-        assert self.kind is not None
         return Recorded(
             path=self.path,
             endpoint=self.endpoint,
@@ -231,3 +260,43 @@ def _error_message(body: str) -> str:
         return _excerpt(error_text(json.loads(body)))
     except (ValueError, RecursionError):
         return _excerpt(body)
+
+
+def _fitted(fields: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+    """Header ``fields`` as a recording can hold them, and what was changed to fit
+    (``"request: 1 integer beyond 64 bits kept as its decimal string"``), if anything."""
+    fitted: dict[str, Any] = {}
+    notes = []
+    for name, value in fields.items():
+        changes: Counter[tuple[str, str]] = Counter()
+        fitted[name] = _fit(value, 2, changes)  # the header is level 1, its fields level 2
+        if changes:
+            said = ", ".join(
+                f"{count} {one if count == 1 else many}" for (one, many), count in changes.items()
+            )
+            notes.append(f"{name}: {said}")
+    return fitted, "; ".join(notes) or None
+
+
+def _fit(value: Any, level: int, changes: Counter[tuple[str, str]]) -> Any:
+    """``value`` with what msgpack and the format refuse replaced, counted in ``changes``
+    (recursing at most ``MAX_NESTING`` levels)."""
+    if isinstance(value, Mapping | list | tuple) and level > MAX_NESTING:
+        changes[_TOO_DEEP] += 1
+        return _CUT
+    if isinstance(value, Mapping):
+        return {
+            _fit(key, level, changes): _fit(item, level + 1, changes) for key, item in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [_fit(item, level + 1, changes) for item in value]
+    if isinstance(value, str) and not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            changes[_SURROGATE] += 1
+            return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, int) and not isinstance(value, bool) and value not in _MSGPACK_INTS:
+        changes[_BIG_INT] += 1
+        return str(value)
+    return value

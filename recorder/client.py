@@ -85,7 +85,10 @@ async def record(
     shown = redact_url(url)
     send: CIMultiDict[str] = CIMultiDict(_DEFAULT_HEADERS)
     send.update(headers or {})
-    body = json.dumps(request_body, ensure_ascii=False).encode("utf-8")
+    try:
+        body = json.dumps(request_body, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: JSON can carry it only as a \u escape
+        body = json.dumps(request_body).encode("ascii")
     session_timeout = aiohttp.ClientTimeout(total=None, sock_connect=timeout, sock_read=timeout)
     async with aiohttp.ClientSession(auto_decompress=False, timeout=session_timeout) as session:
         start_ns = time.monotonic_ns()

@@ -9,6 +9,11 @@ then appended to the recording. Responses whose ``Content-Type`` is a stream
 When the upstream drops or stalls mid-stream the client's connection is cut
 the same way (no clean end of body), so the client sees what it would have
 seen without the proxy, and the recording is closed as incomplete.
+
+Whatever cannot be recorded never reaches the client: a request the header
+cannot hold as sent is kept as far as it fits (see :mod:`tcr.recorder.capture`),
+and a recording that cannot be written at all (the directory gone, the disk
+full) is dropped with one line on stderr while the stream goes on.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import sys
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -192,17 +198,20 @@ class RecordingProxy(AsyncService):
             await response.prepare(request)
             capture = None
             if is_stream_type(upstream.headers.get("Content-Type")):
-                capture = Capture(
-                    self.out_dir,
-                    start_ns=start_ns,
-                    endpoint=str(target),
-                    request=_json_body(body, request.headers.get("Content-Type")),
-                    status=upstream.status,
-                    reason=upstream.reason or "",
-                    headers=upstream.headers.items(),
-                    api=detect_api(target),
-                    labels={"note": f"{request.method} via tcr proxy", **self.labels},
-                )
+                try:
+                    capture = Capture(
+                        self.out_dir,
+                        start_ns=start_ns,
+                        endpoint=str(target),
+                        request=_json_body(body, request.headers.get("Content-Type")),
+                        status=upstream.status,
+                        reason=upstream.reason or "",
+                        headers=upstream.headers.items(),
+                        api=detect_api(target),
+                        labels={"note": f"{request.method} via tcr proxy", **self.labels},
+                    )
+                except Exception as exc:  # the client's stream goes on unrecorded
+                    _not_recorded(target, exc)
             await self._relay(request, upstream, response, capture)
             return response
 
@@ -232,19 +241,18 @@ class RecordingProxy(AsyncService):
                     except ConnectionError as exc:
                         error = error or f"client disconnected: {one_line(exc)}"
                     if capture is not None:
-                        capture.feed(reads, arrived_ns)
+                        capture = _fed(capture, reads, arrived_ns)
                     unrecorded = []
                 elif error is None:
                     break  # the end of the body
         except (asyncio.CancelledError, KeyboardInterrupt) as exc:
-            if capture is not None:
-                capture.feed(unrecorded, arrived_ns)
-                stopped = self._closed(capture.close(interrupted(exc)))
-                if self.on_recorded is not None:
+            if capture is not None and (capture := _fed(capture, unrecorded, arrived_ns)):
+                stopped = self._closed(capture, interrupted(exc))
+                if stopped is not None and self.on_recorded is not None:
                     self.on_recorded(stopped)
             _cut(request)
             raise
-        recorded = None if capture is None else self._closed(capture.close(error))
+        recorded = None if capture is None else self._closed(capture, error)
         if error is None:
             await response.write_eof()
         else:
@@ -252,9 +260,33 @@ class RecordingProxy(AsyncService):
         if recorded is not None and self.on_recorded is not None:
             self.on_recorded(recorded)  # after the client has its answer
 
-    def _closed(self, recorded: Recorded) -> Recorded:
+    def _closed(self, capture: Capture, error: str | None) -> Recorded | None:
+        """Close ``capture`` with ``error`` and list it, or say why it could not be."""
+        try:
+            recorded = capture.close(error)
+        except Exception as exc:  # the client is answered all the same
+            _not_recorded(capture.endpoint, exc)
+            return None
         self.recordings.append(recorded)
         return recorded
+
+
+def _fed(capture: Capture, reads: list[bytes], arrived_ns: int) -> Capture | None:
+    """``capture`` with ``reads`` appended, or ``None`` (after saying why) when the
+    recording cannot go on: the stream then goes on unrecorded."""
+    try:
+        capture.feed(reads, arrived_ns)
+    except Exception as exc:
+        _not_recorded(capture.endpoint, exc)
+        with contextlib.suppress(Exception):  # keep what was written, as incomplete
+            capture.close(f"not recorded further: {one_line(exc)}", judge=False)
+        return None
+    return capture
+
+
+def _not_recorded(endpoint: str | URL, exc: Exception) -> None:
+    """One stderr line: the stream to ``endpoint`` is forwarded, but not recorded."""
+    print(f"tcr proxy: {redact_url(endpoint)}: not recorded: {one_line(exc)}", file=sys.stderr)
 
 
 def _cut(request: web.Request) -> None:
@@ -272,13 +304,20 @@ def _bad_gateway(status: int, target: URL, message: str) -> web.Response:
 def _json_body(body: bytes, content_type: str | None) -> dict[str, Any]:
     """The request as the header's ``request`` map: the JSON body when it is a
     JSON object, else a note of what it was (its bytes are not recorded)."""
-    if body:
-        with contextlib.suppress(ValueError):
-            parsed = json.loads(body)
-            if isinstance(parsed, dict):
-                return parsed
+    if not body:
+        return {}
+    problem = "not a JSON object"
+    try:
+        parsed = json.loads(body)
+    except RecursionError:
+        problem = "JSON nested too deep to read"
+    except ValueError:
+        pass
+    else:
+        if isinstance(parsed, dict):
+            return parsed
     media = media_type(content_type) or "no Content-Type"
-    return {"_body": f"{len(body)} bytes of {media}, not a JSON object"} if body else {}
+    return {"_body": f"{len(body)} bytes of {media}, {problem}"}
 
 
 async def serve_proxy(

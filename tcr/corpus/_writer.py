@@ -138,6 +138,27 @@ class RecordingWriter:
         self._file.write(packed)
         self._file.flush()
 
+    def rekind(self, kind: str) -> None:
+        """Change the recording's kind while no frame is written: a recorder writes the
+        header the moment a response's status arrives (so a kill before the body keeps
+        the status), and may learn the kind only from the first body bytes."""
+        if self.closed or self.frame_count:
+            raise where(self.path, None, "the kind can change only before the first frame")
+        if kind == self.kind:
+            return
+        header = {**self.header, "kind": kind}
+        try:
+            check_header(header)
+        except Invalid as exc:
+            raise where(self.path, None, f"invalid header: {exc}") from None
+        packed = _pack(self.path, header, "the header")
+        # A kill between truncate and write leaves an empty file for an instant;
+        # without the early header there would have been no file at all.
+        self._file.seek(0)
+        self._file.truncate()
+        self._write(packed)
+        self.header, self.kind = header, kind
+
     def frame(self, t_ns: int, data: bytes | str, meta: Mapping[str, Any] | None = None) -> None:
         """Append one frame: ``data`` is bytes for sse/ndjson, str for chunks."""
         if self.closed:

@@ -11,6 +11,7 @@ from unittest import mock
 
 import aiohttp
 import pytest
+from aiohttp import web
 from record_upstreams import (
     Upstream,
     free_port,
@@ -272,3 +273,24 @@ def test_reads_still_buffered_when_the_connection_fails_are_kept(tmp_path: Path)
         b"data: 1\n\n",
         b"data: 2\n\n",
     ]
+
+
+def test_the_first_bytes_still_decide_the_kind_the_headers_left_open(tmp_path: Path) -> None:
+    """The header is written when the status arrives, as ``sse`` for an OpenAI path;
+    an untyped body that starts as JSON turns it into ``ndjson`` before any frame."""
+
+    async def untyped(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse()  # aiohttp sends application/octet-stream
+        await response.prepare(request)
+        await response.write(b'{"a": 1}\n')
+        await response.write_eof()
+        return response
+
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", untyped)
+    with Upstream(app) as server:
+        recorded = record_sync(f"{server.url}/v1/chat/completions", BODY, tmp_path)
+    recording = read_recording(recorded.path)
+    assert recorded.kind == recording.kind == "ndjson"
+    assert [frame.data for frame in recording.frames] == [b'{"a": 1}\n']
+    assert recording.header["response"]["status"] == 200

@@ -3,6 +3,7 @@ partial recording; Ctrl-C and SIGTERM close it as interrupted, with the reason."
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -13,7 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from record_upstreams import Upstream, llm_app, openai_events
+from aiohttp import web
+from record_upstreams import STALL_SECONDS, Upstream, llm_app, openai_events
 
 from tcr.corpus import read_recording
 from tcr.errors import CorpusError
@@ -44,6 +46,49 @@ def wait_for_frames(path: Path, count: int, process: subprocess.Popen[bytes]) ->
                 return frames
         time.sleep(0.02)
     raise AssertionError(f"{path} never reached {count} frames")
+
+
+def headers_then_silence() -> web.Application:
+    """An upstream that sends the status and headers, then no body byte."""
+
+    async def stall(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(
+            status=201, headers={"Content-Type": "text/event-stream", "X-Api-Key": "hidden"}
+        )
+        await response.prepare(request)  # sends the status line and headers
+        await asyncio.sleep(STALL_SECONDS)
+        return response
+
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", stall)
+    return app
+
+
+def test_sigkill_before_the_first_body_byte_keeps_the_status_and_headers(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "early.msgpack"
+    with Upstream(headers_then_silence()) as server:
+        process = subprocess.Popen(
+            [sys.executable, "-c", RECORD_CLI, "--endpoint", server.url + "/v1/chat/completions",
+             "--prompt", "hi", "--out", str(out)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )  # fmt: skip
+        deadline = time.monotonic() + STALL_SECONDS / 2
+        while not out.exists() and time.monotonic() < deadline:
+            assert process.poll() is None, process.communicate()
+            time.sleep(0.02)
+        process.kill()
+        process.wait(timeout=10)
+    recording = read_recording(out)
+    assert recording.incomplete_reason == "interrupted: no trailer"
+    assert recording.frames == []
+    response = recording.header["response"]
+    assert response["status"] == 201
+    assert response["headers"]["content-type"] == "text/event-stream"
+    assert response["headers"]["x-api-key"] == "<redacted>"
+    assert recording.header["request"]["messages"] == [{"role": "user", "content": "hi"}]
 
 
 def test_sigkill_mid_stream_leaves_a_readable_partial_recording(
