@@ -24,7 +24,7 @@ from uuid import uuid4
 from tcr.corpus import RecordingWriter, new_header
 from tcr.recorder.errors import RecordError
 from tcr.recorder.framing import detect_kind, is_stream_type, media_type, sniff
-from tcr.recorder.redact import redact_body, redact_headers, redact_url
+from tcr.recorder.redact import Secrets, redact_body, redact_headers, redact_url
 from tcr.recorder.request import tool_names
 from tcr.stream.payloads import error_text
 
@@ -140,23 +140,28 @@ class Capture:
         headers: Iterable[tuple[str, str]],
         api: str | None = None,
         labels: Mapping[str, Any] | None = None,
+        request_headers: Iterable[tuple[str, str]] = (),
     ) -> None:
+        # The request's own credentials, scrubbed from whatever may echo them
+        # (response headers, the error message taken from an error body).
+        self.secrets = Secrets.of(endpoint, request_headers, request)
         self.start_ns = start_ns
         self.status = status
         self.reason = reason
         self.api = api
-        self.endpoint = redact_url(endpoint)
+        self.endpoint = self.secrets.scrub(redact_url(endpoint))
         self.id = uuid4().hex
         self.path = new_recording_path(path, self.id)
         pairs = list(headers)
         self.content_type = next((v for k, v in pairs if k.lower() == "content-type"), None)
-        self._fields: dict[str, Any] = {
+        fields = {
             "source": {"endpoint": self.endpoint, "backend": api, "model": request.get("model")},
             "request": redact_body(request),
             "response": {"status": status, "headers": redact_headers(pairs)},
             "tools": tool_names(request),
             "labels": {"origin": "recorded", **(labels or {})},
         }
+        self._fields: dict[str, Any] = self.secrets.scrub_value(fields)
         self._writer: RecordingWriter | None = None
         self.kind: str | None = None
         self.first_ns: int | None = None
@@ -208,6 +213,8 @@ class Capture:
         writer = self._writer or self._open(b"")
         if error is None and judge:
             error = self.problem()
+        if error is not None:
+            error = self.secrets.scrub(error)
         writer.close(complete=error is None, error=error)
         assert self.kind is not None
         return Recorded(
