@@ -253,6 +253,10 @@ def _url_secrets(url: URL) -> Iterable[str]:
             yield value
         yield from _credential_spans(name)
         yield from _credential_spans(value)
+    for pair in url.raw_query_string.split("&"):  # as sent, however it was encoded
+        name, _, value = pair.partition("=")
+        if is_secret_name(name):
+            yield value
 
 
 def _body_secrets(value: Any, *, names_count: bool) -> Iterable[str]:
