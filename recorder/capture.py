@@ -193,8 +193,10 @@ class Capture:
     def problem(self) -> str | None:
         """Why a response that arrived whole is still not a good recording, or ``None``."""
         body = b"".join(self._kept)[:_ERROR_BODY_LIMIT].decode("utf-8", "replace")
+        # Scrubbed before it is cut short, so no part of a secret is left at the cut.
+        shown = self.secrets.scrub(body)
         if not 200 <= self.status < 300:
-            return f"HTTP {self.status} {self.reason}: {_error_message(body)}".rstrip(": ")
+            return f"HTTP {self.status} {self.reason}: {_error_message(shown)}".rstrip(": ")
         if is_stream_type(self.content_type):
             return None
         media = media_type(self.content_type)
@@ -202,7 +204,7 @@ class Capture:
             return None
         return (
             f"not a stream: the server answered {media or 'without a Content-Type'}"
-            + (f" ({_excerpt(body)})" if body.strip() else "")
+            + (f" ({_excerpt(shown)})" if shown.strip() else "")
             + ' — did the request ask for "stream": true?'
         )
 

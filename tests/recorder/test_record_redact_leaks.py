@@ -16,6 +16,7 @@ from record_upstreams import Upstream, llm_app
 from tcr.cli import main
 from tcr.corpus import read_recording
 from tcr.recorder import REDACTED, RecordError, record_sync, redact_body, redact_url, running_proxy
+from tcr.recorder.capture import Capture
 
 CHAT = "/v1/chat/completions?n=2"
 BODY = {"messages": [{"role": "user", "content": "hi"}], "stream": True}
@@ -166,3 +167,19 @@ def test_proxy_upstream_userinfo_gives_way_to_the_clients_authorization(
         assert asyncio.run(post(f"{proxy.url}/unauthorized", own)) == 401
     data = written(tmp_path)
     assert b"uzer" not in data and b"pazzword" not in data and b"CLIENTKEY123" not in data
+
+
+def test_an_echoed_secret_cut_by_the_excerpt_leaves_no_part_of_it(tmp_path: Path) -> None:
+    capture = Capture(
+        tmp_path / "r.msgpack",
+        start_ns=0,
+        endpoint="http://h/v1/chat/completions",
+        request=BODY,
+        status=401,
+        reason="Unauthorized",
+        headers=[("Content-Type", "text/plain")],
+        request_headers=[("Authorization", "Bearer CUTSECRET-0123456789")],
+    )
+    capture.feed([b"x" * 180 + b" Bearer CUTSECRET-0123456789 is not valid"])
+    error = capture.close().error
+    assert error is not None and error.startswith("HTTP 401") and "CUTSEC" not in error
