@@ -35,7 +35,7 @@ from uuid import uuid4
 from tcr.corpus import MAX_NESTING, MAX_T_NS, RecordingWriter, new_header
 from tcr.recorder.errors import RecordError
 from tcr.recorder.framing import detect_kind, is_stream_type, media_type, sniff
-from tcr.recorder.redact import redact_body, redact_headers, redact_url
+from tcr.recorder.redact import Secrets, redact_body, redact_headers, redact_url
 from tcr.recorder.request import tool_names
 from tcr.stream.payloads import error_text
 
@@ -166,12 +166,16 @@ class Capture:
         headers: Iterable[tuple[str, str]],
         api: str | None = None,
         labels: Mapping[str, Any] | None = None,
+        request_headers: Iterable[tuple[str, str]] = (),
     ) -> None:
+        # The request's own credentials, scrubbed from whatever may echo them
+        # (response headers, the error message taken from an error body).
+        self.secrets = Secrets.of(endpoint, request_headers, request)
         self.start_ns = start_ns
         self.status = status
         self.reason = reason
         self.api = api
-        self.endpoint = redact_url(endpoint)
+        self.endpoint = self.secrets.scrub(redact_url(endpoint))
         self.id = uuid4().hex
         self.path = new_recording_path(path, self.id)
         pairs = list(headers)
@@ -190,6 +194,7 @@ class Capture:
             }
         )
         fields["request"] = redact_body(fields["request"])  # fitted first: never too deep
+        fields = self.secrets.scrub_value(fields)
         if altered:
             fields["labels"]["altered"] = altered
         self.kind = detect_kind(self.content_type, b"", api)
@@ -218,8 +223,10 @@ class Capture:
     def problem(self) -> str | None:
         """Why a response that arrived whole is still not a good recording, or ``None``."""
         body = b"".join(self._kept)[:_ERROR_BODY_LIMIT].decode("utf-8", "replace")
+        # Scrubbed before it is cut short, so no part of a secret is left at the cut.
+        shown = self.secrets.scrub(body)
         if not 200 <= self.status < 300:
-            return f"HTTP {self.status} {self.reason}: {_error_message(body)}".rstrip(": ")
+            return f"HTTP {self.status} {self.reason}: {_error_message(shown)}".rstrip(": ")
         if is_stream_type(self.content_type):
             return None
         media = media_type(self.content_type)
@@ -227,7 +234,7 @@ class Capture:
             return None
         return (
             f"not a stream: the server answered {media or 'without a Content-Type'}"
-            + (f" ({_excerpt(body)})" if body.strip() else "")
+            + (f" ({_excerpt(shown)})" if shown.strip() else "")
             + ' — did the request ask for "stream": true?'
         )
 
@@ -238,6 +245,8 @@ class Capture:
         writer = self._writer
         if error is None and judge:
             error = self.problem()
+        if error is not None:
+            error = self.secrets.scrub(error)
         writer.close(complete=error is None, error=error)
         return Recorded(
             path=self.path,

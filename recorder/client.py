@@ -32,8 +32,8 @@ from tcr.recorder.capture import (
     timed_out,
 )
 from tcr.recorder.errors import RecordError
-from tcr.recorder.redact import redact_url
-from tcr.recorder.request import detect_api
+from tcr.recorder.redact import Secrets, redact_url
+from tcr.recorder.request import detect_api, url_credentials
 
 __all__ = ["DEFAULT_TIMEOUT", "capture_body", "check_url", "record", "record_sync"]
 
@@ -51,8 +51,7 @@ def check_url(endpoint: str | URL) -> URL:
     except (ValueError, TypeError) as exc:
         raise RecordError(f"{endpoint!r} is not a URL: {exc}") from None
     if url.scheme not in ("http", "https") or not url.host:
-        shown = redact_url(url) if url.is_absolute() else str(endpoint)
-        raise RecordError(f"{shown!r} is not an http:// or https:// URL")
+        raise RecordError(f"{redact_url(url)!r} is not an http:// or https:// URL")
     return url
 
 
@@ -70,9 +69,11 @@ async def record(
 
     ``out_path`` is the recording's file, or a directory to create a new
     time-stamped one in. ``headers`` are sent as given (credentials included)
-    and never written to disk; ``timeout`` bounds the wait for the connection
-    and for each read, in seconds; ``labels`` go into the header (``origin`` is
-    ``"recorded"``); ``api`` overrides the one the URL path names.
+    and never written to disk, nor is the URL's ``user:pass`` (sent as
+    ``Authorization: Basic`` unless ``headers`` has an ``Authorization``);
+    ``timeout`` bounds the wait for the connection and for each read, in
+    seconds; ``labels`` go into the header (``origin`` is ``"recorded"``);
+    ``api`` overrides the one the URL path names.
 
     Once a response has arrived, the result is always a :class:`Recorded` (its
     file holds every read): complete, or incomplete with ``error`` saying why:
@@ -81,10 +82,13 @@ async def record(
     as ``"interrupted: …"`` and propagates. Without a response (refused, DNS,
     no answer in time) it raises :class:`RecordError` and writes nothing.
     """
-    url = check_url(endpoint)
-    shown = redact_url(url)
+    url, basic = url_credentials(check_url(endpoint))
     send: CIMultiDict[str] = CIMultiDict(_DEFAULT_HEADERS)
     send.update(headers or {})
+    if basic is not None:
+        send.setdefault("Authorization", basic)  # an explicit one (--api-key-env) wins
+    secrets = Secrets.of(endpoint, send.items(), request_body)
+    shown = secrets.scrub(redact_url(url))
     try:
         body = json.dumps(request_body, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate: JSON can carry it only as a \u escape
@@ -97,13 +101,13 @@ async def record(
         except TimeoutError:
             raise RecordError(f"{shown}: no response after {timeout:g}s") from None
         except aiohttp.ClientConnectorError as exc:
-            raise RecordError(f"{shown}: {_cannot_connect(exc)}") from None
+            raise RecordError(secrets.scrub(f"{shown}: {_cannot_connect(exc)}")) from None
         except aiohttp.ServerDisconnectedError:
             raise RecordError(
                 f"{shown}: the server closed the connection without answering"
             ) from None
         except (aiohttp.ClientError, OSError, ValueError) as exc:
-            raise RecordError(f"{shown}: {one_line(exc)}") from None
+            raise RecordError(secrets.scrub(f"{shown}: {one_line(exc)}")) from None
         async with response:
             capture = Capture(
                 Path(out_path),
@@ -115,6 +119,7 @@ async def record(
                 headers=response.headers.items(),
                 api=api or detect_api(url),
                 labels=labels,
+                request_headers=send.items(),
             )
             return await capture_body(response.content, capture, timeout)
 

@@ -45,8 +45,8 @@ from tcr.recorder.capture import (
 from tcr.recorder.client import DEFAULT_TIMEOUT, check_url
 from tcr.recorder.errors import RecordError
 from tcr.recorder.framing import is_stream_type, media_type
-from tcr.recorder.redact import redact_url
-from tcr.recorder.request import detect_api
+from tcr.recorder.redact import Secrets, redact_url
+from tcr.recorder.request import detect_api, url_credentials
 
 __all__ = ["HOP_BY_HOP", "RecordingProxy", "running_proxy", "serve_proxy"]
 
@@ -101,7 +101,7 @@ class RecordingProxy(AsyncService):
         labels: Mapping[str, Any] | None = None,
         on_recorded: Callable[[Recorded], object] | None = None,
     ) -> None:
-        url = check_url(upstream)
+        url, self._basic = url_credentials(check_url(upstream))
         self.upstream = url.with_query(None).with_fragment(None)
         self.out_dir = Path(out_dir)
         self.host = host
@@ -178,6 +178,9 @@ class RecordingProxy(AsyncService):
         body = await request.read()
         target = URL(str(self.upstream).rstrip("/") + request.raw_path, encoded=True)
         headers = _end_to_end(request.headers, drop=("Host", "Content-Length"))
+        if self._basic is not None:
+            headers.setdefault("Authorization", self._basic)  # the client's own one wins
+        secrets = Secrets.of(target, headers.items())
         start_ns = time.monotonic_ns()
         try:
             upstream = await session.request(
@@ -189,9 +192,9 @@ class RecordingProxy(AsyncService):
                 skip_auto_headers=[h for h in _AUTO_HEADERS if h not in request.headers],
             )
         except TimeoutError:
-            return _bad_gateway(504, target, f"no response after {self.timeout:g}s")
+            return _bad_gateway(504, target, f"no response after {self.timeout:g}s", secrets)
         except (aiohttp.ClientError, OSError) as exc:
-            return _bad_gateway(502, target, one_line(exc))
+            return _bad_gateway(502, target, one_line(exc), secrets)
         async with upstream:
             response = web.StreamResponse(status=upstream.status, reason=upstream.reason)
             response.headers.extend(_end_to_end(upstream.headers))
@@ -209,6 +212,7 @@ class RecordingProxy(AsyncService):
                         headers=upstream.headers.items(),
                         api=detect_api(target),
                         labels={"note": f"{request.method} via tcr proxy", **self.labels},
+                        request_headers=headers.items(),
                     )
                 except Exception as exc:  # the client's stream goes on unrecorded
                     _not_recorded(target, exc)
@@ -296,8 +300,8 @@ def _cut(request: web.Request) -> None:
         request.transport.close()
 
 
-def _bad_gateway(status: int, target: URL, message: str) -> web.Response:
-    text = f"tcr proxy: upstream {redact_url(target)}: {message}\n"
+def _bad_gateway(status: int, target: URL, message: str, secrets: Secrets) -> web.Response:
+    text = secrets.scrub(f"tcr proxy: upstream {redact_url(target)}: {message}\n")
     return web.Response(status=status, text=text)
 
 

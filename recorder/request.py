@@ -13,6 +13,7 @@ Three APIs, told apart by the URL path (``--api`` overrides):
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 from collections.abc import Iterable, Mapping
@@ -32,6 +33,7 @@ __all__ = [
     "parse_param",
     "request_headers",
     "tool_names",
+    "url_credentials",
     "with_params",
 ]
 
@@ -160,9 +162,20 @@ def build_request(
     return with_params(body, params)
 
 
+def url_credentials(url: URL) -> tuple[URL, str | None]:
+    """The URL without its ``user:pass``, and the ``Authorization: Basic`` value it
+    stands for (``None`` without one). Sent as a header, it can give way to an
+    explicit ``Authorization`` (aiohttp refuses a request that has both)."""
+    if url.user is None and url.password is None:
+        return url, None
+    pair = f"{url.user or ''}:{url.password or ''}".encode()
+    return url.with_user(None), f"Basic {base64.b64encode(pair).decode('ascii')}"
+
+
 def request_headers(values: Iterable[str], api_key_env: str | None = None) -> dict[str, str]:
     """Headers from ``NAME:VALUE`` strings, and ``Authorization: Bearer`` with the key
-    in the environment variable ``api_key_env`` (redaction keeps it off the disk)."""
+    in the environment variable ``api_key_env`` (redaction keeps it off the disk;
+    it wins over a ``user:pass`` in the endpoint's URL)."""
     headers: dict[str, str] = {}
     for value in values:
         name, sep, text = value.partition(":")

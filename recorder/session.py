@@ -122,8 +122,8 @@ def _request_body(endpoint: str, options: RecordOptions) -> dict[str, Any]:
     api = options.api or detect_api(endpoint)
     if api is None:
         raise RecordError(
-            f"{endpoint}: cannot tell the API from the path (expected …/chat/completions, "
-            "…/completion or …/api/chat): give --api"
+            f"{redact_url(endpoint)}: cannot tell the API from the path "
+            "(expected …/chat/completions, …/completion or …/api/chat): give --api"
         )
     tools = load_tools(tools_file) if tools_file is not None else None
     return build_request(api, prompt=prompt, system=system, tools=tools, model=model, params=parsed)

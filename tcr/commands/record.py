@@ -83,7 +83,8 @@ Examples:
 @click.option(
     "--api-key-env",
     metavar="VAR",
-    help="Send 'Authorization: Bearer $VAR' (the key is never recorded).",
+    help="Send 'Authorization: Bearer $VAR' (the key is never recorded). It wins over "
+    "a user:pass in the URL, which is otherwise sent as 'Authorization: Basic'.",
 )
 @click.option(
     "--timeout",

@@ -8,6 +8,8 @@ Routes of :func:`llm_app`, shaped like the backends tcr records:
 * ``POST /api/chat`` — Ollama NDJSON;
 * ``POST /completion`` — llama.cpp SSE;
 * ``POST /error`` — 500 with a JSON error;
+* ``POST /unauthorized`` — 401 with a JSON error echoing the request's credentials
+  (``Authorization``, ``X-Api-Key`` and the query string), as careless servers do;
 * ``POST /json`` — 200 ``application/json``, not a stream;
 * ``POST /drop`` — half the events, then the connection is cut;
 * ``POST /stall`` — two events, then silence;
@@ -189,6 +191,12 @@ def llm_app() -> web.Application:
         body = {"error": {"code": 500, "message": "the model exploded", "type": "server_error"}}
         return web.json_response(body, status=500)
 
+    async def unauthorized(request: web.Request) -> web.StreamResponse:
+        given = [request.headers.get(name, "") for name in ("Authorization", "X-Api-Key")]
+        message = f"invalid credentials {' '.join(given)} for {request.path_qs}"
+        body = {"error": {"code": 401, "message": message, "type": "auth_error"}}
+        return web.json_response(body, status=401)
+
     async def not_a_stream(request: web.Request) -> web.StreamResponse:
         body = {
             "id": "c",
@@ -224,6 +232,7 @@ def llm_app() -> web.Application:
     app.router.add_post("/api/chat", ollama)
     app.router.add_post("/completion", completion)
     app.router.add_post("/error", error)
+    app.router.add_post("/unauthorized", unauthorized)
     app.router.add_post("/json", not_a_stream)
     app.router.add_post("/drop", drop)
     app.router.add_post("/stall", stall)
