@@ -88,6 +88,8 @@ def load_json_file(path: str | Path, what: str) -> Any:
         raise RecordError(f"{what} {path}: cannot read: {exc.strerror or exc}") from None
     except ValueError as exc:
         raise RecordError(f"{what} {path}: not JSON: {exc}") from None
+    except RecursionError:  # json's C scanner recurses once per bracket
+        raise RecordError(f"{what} {path}: not JSON: nested too deeply") from None
 
 
 def load_tools(path: str | Path) -> list[dict[str, Any]]:

@@ -254,3 +254,14 @@ def test_help_ends_with_examples() -> None:
     assert result.exit_code == 0
     examples = result.output.split("Examples:")[1]
     assert "--endpoint" in examples and "--proxy" in examples and "--upstream" in examples
+
+
+@pytest.mark.parametrize("option", ["--request", "--tools"])
+def test_a_json_file_nested_too_deeply_is_one_line(option: str, tmp_path: Path) -> None:
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000)
+    args = ["--endpoint", "http://127.0.0.1:9/v1/chat/completions", option, str(deep)]
+    if option == "--tools":
+        args += ["--prompt", "hi"]
+    line = one_error_line(invoke(*args))
+    assert f"{option} {deep}: not JSON: nested too deeply" in line
