@@ -25,10 +25,10 @@ the last write.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from itertools import accumulate, chain, groupby, islice
-from typing import Any, AnyStr
+from typing import Any, AnyStr, ParamSpec
 
 from tcr.corpus import Recording
 from tcr.errors import DecodeError, TcrError
@@ -42,6 +42,8 @@ __all__ = ["ENDPOINTS", "Playback", "Playing", "Write", "playback", "playing"]
 ENDPOINTS = {"chat": "openai", "completion": "llamacpp"}
 
 _CONTENT_TYPES = {"sse": "text/event-stream", "ndjson": "application/x-ndjson"}
+
+_P = ParamSpec("_P")
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,21 +77,6 @@ class Playing:
     writes: Iterator[Write]
     complete: bool = True
     chunking: str = "original"
-
-
-def playback(
-    recording: Recording,
-    endpoint: str,
-    *,
-    strategy: Strategy | None = None,
-    stream: bool = True,
-    turn: int = 0,
-    seed: int = 0,
-) -> Playback:
-    """The response ``recording`` makes on ``endpoint``, every write made: see :func:`playing`."""
-    played = playing(recording, endpoint, strategy=strategy, stream=stream, turn=turn, seed=seed)
-    writes = tuple(played.writes)
-    return Playback(played.status, played.content_type, writes, played.complete, played.chunking)
 
 
 def playing(
@@ -140,6 +127,21 @@ def playing(
         if not exact:  # tcr replay --layer transport splits the recorded body, not this one
             return replace(played, chunking=f"{played.chunking} of the re-encoded stream")
     return played
+
+
+def _every_write_made(playing: Callable[_P, Playing]) -> Callable[_P, Playback]:
+    def playback(*args: _P.args, **kwargs: _P.kwargs) -> Playback:
+        """The response :func:`playing` gives, every write made (to compare, to join)."""
+        played = playing(*args, **kwargs)
+        writes = tuple(played.writes)
+        return Playback(
+            played.status, played.content_type, writes, played.complete, played.chunking
+        )
+
+    return playback
+
+
+playback = _every_write_made(playing)
 
 
 # --- exact ------------------------------------------------------------------------------
