@@ -297,7 +297,9 @@ class _OneLine(logging.Handler):
             # aiohttp's parser errors span lines, with a caret under the bad byte.
             said = [part.strip() for part in str(error).splitlines()]
             said = [part for part in said if part and part.strip("^")]
-            line += f": {type(error).__name__}: {' '.join(said)}".rstrip(": ")
+            line += f": {type(error).__name__}"
+            if said:
+                line += f": {' '.join(said)}"
         self.report(" ".join(line.split()))
 
 
