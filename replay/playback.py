@@ -2,7 +2,11 @@
 
 A :class:`Playback` is the response a recording makes on an endpoint: a status,
 a content type and the body as ``Write(t_ns, data)`` values (each one HTTP
-chunk, sent ``t_ns`` after the request at speed 1). Three levels of fidelity:
+chunk, sent ``t_ns`` after the request at speed 1). :func:`playing` gives the
+same response with its writes made one at a time as they are taken, which is how
+``tcr serve`` sends it: per character, a 1 MB recording is a million writes, and a
+response held whole took hundreds of megabytes per client. Three levels of
+fidelity:
 
 * **exact** — the recorded reads, byte for byte, when the recording was made on
   the endpoint asked for (``--rechunk original``);
@@ -21,11 +25,10 @@ the last write.
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from itertools import accumulate, groupby
-from typing import Any, AnyStr
+from itertools import accumulate, chain, groupby, islice
+from typing import Any, AnyStr, ParamSpec
 
 from tcr.corpus import Recording
 from tcr.errors import DecodeError, TcrError
@@ -33,12 +36,14 @@ from tcr.rechunk import Chunking, Strategy
 from tcr.stream import Delta, StreamDecoder
 from tcr.stream.encode import SSE_DONE, chat_chunk, compact_json, completion_chunk, sse_event
 
-__all__ = ["ENDPOINTS", "Playback", "Write", "playback"]
+__all__ = ["ENDPOINTS", "Playback", "Playing", "Write", "playback", "playing"]
 
 #: The endpoints served, and the framing each one speaks.
 ENDPOINTS = {"chat": "openai", "completion": "llamacpp"}
 
 _CONTENT_TYPES = {"sse": "text/event-stream", "ndjson": "application/x-ndjson"}
+
+_P = ParamSpec("_P")
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +67,19 @@ class Playback:
         return b"".join(w.data for w in self.writes)
 
 
-def playback(
+@dataclass(frozen=True, slots=True)
+class Playing:
+    """A :class:`Playback` whose writes are made as they are taken (once): everything
+    the response's head says is known, and the body is not made yet."""
+
+    status: int
+    content_type: str
+    writes: Iterator[Write]
+    complete: bool = True
+    chunking: str = "original"
+
+
+def playing(
     recording: Recording,
     endpoint: str,
     *,
@@ -70,14 +87,19 @@ def playback(
     stream: bool = True,
     turn: int = 0,
     seed: int = 0,
-) -> Playback:
+) -> Playing:
     """The response ``recording`` makes on ``endpoint`` ("chat" or "completion").
 
     ``strategy`` re-splits it (``None`` or ``original``: as recorded); ``turn``
     picks which of the strategy's chunkings (the n-th request gets the n-th,
     e.g. ``random:8#n``), ``seed`` seeds the random ones. ``stream=False``
     answers with one JSON object, as the endpoint does without streaming.
-    Raises ``TcrError`` naming the recording when it cannot be decoded.
+    Raises ``TcrError`` naming the recording when it cannot be decoded; that is
+    found before it returns, so taking the writes raises nothing.
+
+    What is held while the writes are taken: the decoded deltas and each text
+    channel's chunking (for a transport strategy, the body before it is re-split
+    and its chunking), never the writes made so far.
     """
     transport = strategy is not None and strategy.transport
     content = None if strategy is None or transport or strategy.kind == "original" else strategy
@@ -95,15 +117,31 @@ def playback(
             last = timed[-1][0] if timed else 0
             items += [_Mark(last, "finish", "stop"), _Mark(last, "done")]
         label = "original"
+        pieces: Iterable[_Text | _Mark] = items
         if content is not None:
-            items, label = _rechunked(items, content, turn, seed)
-        writes = tuple(_encoded(items, endpoint, recording.id))
-        played = Playback(200, _CONTENT_TYPES["sse"], writes, recording.complete, label)
+            pieces, label = _rechunked(items, content, turn, seed)
+        writes = _encoded(pieces, endpoint, recording.id)
+        played = Playing(200, _CONTENT_TYPES["sse"], writes, recording.complete, label)
     if strategy is not None and transport:
         played = _retransported(played, strategy, turn, seed)
         if not exact:  # tcr replay --layer transport splits the recorded body, not this one
             return replace(played, chunking=f"{played.chunking} of the re-encoded stream")
     return played
+
+
+def _every_write_made(playing: Callable[_P, Playing]) -> Callable[_P, Playback]:
+    def playback(*args: _P.args, **kwargs: _P.kwargs) -> Playback:
+        """The response :func:`playing` gives, every write made (to compare, to join)."""
+        played = playing(*args, **kwargs)
+        writes = tuple(played.writes)
+        return Playback(
+            played.status, played.content_type, writes, played.complete, played.chunking
+        )
+
+    return playback
+
+
+playback = _every_write_made(playing)
 
 
 # --- exact ------------------------------------------------------------------------------
@@ -122,7 +160,7 @@ def _framing(recording: Recording) -> str | None:
     return None
 
 
-def _exact(recording: Recording) -> Playback:
+def _exact(recording: Recording) -> Playing:
     """The recorded status, content type and reads (an error answer too, as it came)."""
     response = recording.header.get("response")
     response = response if isinstance(response, dict) else {}
@@ -133,8 +171,8 @@ def _exact(recording: Recording) -> Playback:
         for name, value in (headers.items() if isinstance(headers, dict) else ())
         if isinstance(name, str) and name.lower() == "content-type" and isinstance(value, str)
     ]
-    writes = tuple(Write(f.t_ns, _bytes(f.data)) for f in recording.frames)
-    return Playback(
+    writes = (Write(f.t_ns, _bytes(f.data)) for f in recording.frames)
+    return Playing(
         status if isinstance(status, int) and 100 <= status < 600 else 200,
         recorded_types[0] if recorded_types else _CONTENT_TYPES[recording.kind],
         writes,
@@ -208,7 +246,7 @@ def _items(timed: Sequence[tuple[int, Delta]]) -> Iterator[_Text | _Mark]:
 
 def _rechunked(
     items: Sequence[_Text | _Mark], strategy: Strategy, turn: int, seed: int
-) -> tuple[list[_Text | _Mark], str]:
+) -> tuple[Iterator[_Text | _Mark], str]:
     """Each channel's text cut where ``strategy`` cuts it, and where another item
     interrupts it; pieces take the time of the recorded piece they start in. The
     label is the content's chunking, as ``tcr replay`` names it."""
@@ -217,20 +255,47 @@ def _rechunked(
         if isinstance(item, _Text):
             texts.setdefault(item.channel, []).append(item.text)
     chunkings = {ch: _nth(strategy, "".join(parts), turn, seed) for ch, parts in texts.items()}
-    cuts = {ch: list(chunking.splits) for ch, chunking in chunkings.items()}
+    cuts = {ch: _Cuts(_boundaries(chunking)) for ch, chunking in chunkings.items()}
     if strategy.kind == "splits":  # offsets into the content: a shorter channel keeps its own
-        cuts = {ch: [o for o in strategy.offsets if o < len("".join(texts[ch]))] for ch in texts}
+        lengths = {ch: sum(map(len, parts)) for ch, parts in texts.items()}
+        cuts = {ch: _Cuts(o for o in strategy.offsets if o < lengths[ch]) for ch in texts}
     label = chunkings["content"].label if "content" in chunkings else strategy.spec
-    offset = dict.fromkeys(texts, 0)
-    out: list[_Text | _Mark] = []
+    return _cut(items, cuts), label
+
+
+def _boundaries(chunking: Chunking[str]) -> Iterator[int]:
+    """``chunking.splits``, one at a time: per character, that tuple was a million ints."""
+    return islice(accumulate(map(len, chunking.chunks)), len(chunking.chunks) - 1)
+
+
+class _Cuts:
+    """One channel's cut offsets, taken in order as the runs of that channel go by."""
+
+    def __init__(self, offsets: Iterator[int]) -> None:
+        self._offsets = offsets
+        self._next = next(offsets, None)
+
+    def inside(self, start: int, end: int) -> Iterator[int]:
+        """The cuts strictly between ``start`` and ``end``; those up to ``start`` are dropped
+        (a cut where another item interrupted the channel is a cut already)."""
+        while self._next is not None and self._next < end:
+            if self._next > start:
+                yield self._next
+            self._next = next(self._offsets, None)
+
+
+def _cut(
+    items: Sequence[_Text | _Mark], cuts: dict[str | tuple[str, int], _Cuts]
+) -> Iterator[_Text | _Mark]:
+    offset: dict[str | tuple[str, int], int] = {}
     for channel, group in groupby(items, key=_channel):
         if channel is None:
-            out += group
+            yield from group
             continue
         run = [piece for piece in group if isinstance(piece, _Text)]
-        out += _pieces(run, offset[channel], cuts[channel])
-        offset[channel] += sum(len(piece.text) for piece in run)
-    return out, label
+        start = offset.get(channel, 0)
+        yield from _pieces(run, start, cuts[channel])
+        offset[channel] = start + sum(len(piece.text) for piece in run)
 
 
 def _channel(item: _Text | _Mark) -> str | tuple[str, int] | None:
@@ -252,14 +317,12 @@ def _nth(strategy: Strategy, text: AnyStr, turn: int, seed: int) -> Chunking[Any
     return next(strategy.chunkings(text, seed=seed, start=turn % made))
 
 
-def _pieces(run: Sequence[_Text], start: int, cuts: Sequence[int]) -> Iterator[_Text]:
+def _pieces(run: Sequence[_Text], start: int, cuts: _Cuts) -> Iterator[_Text]:
     text = "".join(piece.text for piece in run)
-    inside = cuts[bisect_right(cuts, start) : bisect_left(cuts, start + len(text))]
-    ends = [c - start for c in inside] + [len(text)]
     starts = list(accumulate((len(piece.text) for piece in run), initial=0))
-    recorded = 0
-    begin = 0
-    for end in ends:
+    inside = (cut - start for cut in cuts.inside(start, start + len(text)))
+    recorded = begin = 0
+    for end in chain(inside, (len(text),)):
         while starts[recorded + 1] <= begin:
             recorded += 1
         yield _Text(run[recorded].t_ns, run[0].channel, text[begin:end])
@@ -269,7 +332,7 @@ def _pieces(run: Sequence[_Text], start: int, cuts: Sequence[int]) -> Iterator[_
 # --- encoding for an endpoint ---------------------------------------------------------------
 
 
-def _encoded(items: Sequence[_Text | _Mark], endpoint: str, model: str) -> Iterator[Write]:
+def _encoded(items: Iterable[_Text | _Mark], endpoint: str, model: str) -> Iterator[Write]:
     event = _chat_event if endpoint == "chat" else _completion_event
     stopped = False
     for item in items:
@@ -324,12 +387,12 @@ def _completion_event(item: _Text | _Mark, model: str) -> bytes | None:
 # --- without streaming ----------------------------------------------------------------------
 
 
-def _whole(recording: Recording, endpoint: str, timed: Sequence[tuple[int, Delta]]) -> Playback:
+def _whole(recording: Recording, endpoint: str, timed: Sequence[tuple[int, Delta]]) -> Playing:
     said = _Message(timed)
     t_ns = timed[-1][0] if timed else 0
     if said.errors:
         body: dict[str, Any] = {"error": {"message": said.errors[0]}}
-        return Playback(500, "application/json", (Write(t_ns, compact_json(body).encode()),))
+        return Playing(500, "application/json", iter([Write(t_ns, compact_json(body).encode())]))
     if endpoint == "completion":
         body = {"content": said.content, "stop": True, "stop_type": said.finish or "eos"}
     else:
@@ -345,7 +408,7 @@ def _whole(recording: Recording, endpoint: str, timed: Sequence[tuple[int, Delta
             "model": recording.id,
             "choices": [{"index": 0, "message": message, "finish_reason": said.finish or "stop"}],
         }
-    return Playback(200, "application/json", (Write(t_ns, compact_json(body).encode()),))
+    return Playing(200, "application/json", iter([Write(t_ns, compact_json(body).encode())]))
 
 
 class _Message:
@@ -385,19 +448,33 @@ class _Message:
 # --- transport ------------------------------------------------------------------------------
 
 
-def _retransported(played: Playback, strategy: Strategy, turn: int, seed: int) -> Playback:
+def _retransported(played: Playing, strategy: Strategy, turn: int, seed: int) -> Playing:
     """The same body bytes in the writes ``strategy`` makes; each write is sent at
-    the time of the recorded write its first byte came from."""
-    body = played.body
-    chunking = _nth(strategy, body, turn, seed)
-    ends = list(accumulate(len(w.data) for w in played.writes))
-    writes: list[Write] = []
+    the time of the recorded write its first byte came from. The chunking needs the
+    whole body, so the body is made here; the writes of the chunks are made as taken."""
+    times: list[int] = []
+    ends: list[int] = []
+    parts: list[bytes] = []
+    for write in played.writes:
+        times.append(write.t_ns)
+        ends.append((ends[-1] if ends else 0) + len(write.data))
+        parts.append(write.data)
+    chunking = _nth(strategy, b"".join(parts), turn, seed)
+    return Playing(
+        played.status,
+        played.content_type,
+        _timed_chunks(chunking.chunks, times, ends),
+        played.complete,
+        chunking.label,
+    )
+
+
+def _timed_chunks(
+    chunks: Sequence[bytes], times: Sequence[int], ends: Sequence[int]
+) -> Iterator[Write]:
     position = recorded = 0
-    for chunk in chunking.chunks:
+    for chunk in chunks:
         while ends[recorded] <= position:
             recorded += 1
-        writes.append(Write(played.writes[recorded].t_ns, chunk))
+        yield Write(times[recorded], chunk)
         position += len(chunk)
-    return Playback(
-        played.status, played.content_type, tuple(writes), played.complete, chunking.label
-    )

@@ -7,8 +7,14 @@ header (its id or file name), else the one whose id equals the request's
 (``X-Tcr-Recording``) and how it was chunked (``X-Tcr-Chunking``), so a failure
 seen by the client can be replayed with ``tcr replay``. The n-th request for a
 recording gets the strategy's n-th chunking (``random:8#n``). What is sent is
-decided by :func:`tcr.replay.playback.playback`; this module only routes and
-paces it (``speed`` 1: the recorded timing, 2: twice as fast, 0: no waiting).
+decided by :func:`tcr.replay.playback.playing`; this module only routes and
+paces it (``speed`` 1: the recorded timing, 2: twice as fast, 0: no waiting),
+sending each write as it is made, so a client costs the same memory whatever
+the length of the recording.
+
+A request aiohttp cannot handle (a NUL in a header, a negative Content-Length,
+a client that resets the connection) is reported in one line to ``on_bad_request``,
+not as aiohttp's traceback.
 """
 
 from __future__ import annotations
@@ -16,9 +22,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+import logging
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -29,12 +37,16 @@ from tcr.corpus import Recording, iter_recordings, read_recording
 from tcr.errors import TcrError
 from tcr.rechunk import Strategy, parse_strategy
 
-from .playback import Playback, playback
+from .playback import Playing, Write, playing
 
 __all__ = ["ReplayServer", "Served", "load_recordings", "running_server", "serve"]
 
 HEADER = "X-Tcr-Recording"
 _MAX_REQUEST = 16 << 20
+# Writes made at a time, in a thread: making them on the event loop would stall the
+# other clients (a million per-character SSE events are seconds of JSON), and making
+# them all before sending held the whole response (hundreds of MB per client).
+_BATCH = 256
 _ROUTES = {
     "/v1/chat/completions": "chat",
     "/chat/completions": "chat",
@@ -92,9 +104,11 @@ class ReplayServer(AsyncService):
         speed: float = 1.0,
         seed: int = 0,
         on_served: Callable[[Served], object] | None = None,
+        on_bad_request: Callable[[str], object] | None = None,
         sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
     ) -> None:
-        """``sleep`` paces the writes (tests pass one that records the delays)."""
+        """``on_bad_request`` gets one line per request that aiohttp could not handle;
+        ``sleep`` paces the writes (tests pass one that records the delays)."""
         if not recordings:
             raise TcrError("no recordings to serve")
         if speed < 0:
@@ -107,6 +121,7 @@ class ReplayServer(AsyncService):
         self.seed = seed
         self.on_served = on_served
         self.sleep = sleep
+        self._aiohttp_log = _one_line_logger(on_bad_request)
         self._by_name: dict[str, Recording] = {}
         for path, recording in recordings:
             self._by_name.setdefault(path.name, recording)
@@ -133,7 +148,9 @@ class ReplayServer(AsyncService):
         app.router.add_get("/v1/models", self._models)
         app.router.add_get("/models", self._models)
         app.router.add_get("/health", self._health)
-        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
+        self._runner = web.AppRunner(
+            app, access_log=None, shutdown_timeout=1.0, logger=self._aiohttp_log
+        )
         await self._runner.setup()
         try:
             await web.TCPSite(self._runner, self.host, self.port).start()
@@ -184,7 +201,7 @@ class ReplayServer(AsyncService):
             turn = self._turns.get(recording.id, 0)
             self._turns[recording.id] = turn + 1
             play = partial(
-                playback,
+                playing,
                 recording,
                 endpoint,
                 strategy=self.strategy,
@@ -201,7 +218,7 @@ class ReplayServer(AsyncService):
 
         return answer
 
-    async def _send(self, request: web.Request, ident: str, played: Playback) -> web.StreamResponse:
+    async def _send(self, request: web.Request, ident: str, played: Playing) -> web.StreamResponse:
         headers = {
             "Content-Type": played.content_type,
             "Cache-Control": "no-cache",
@@ -210,16 +227,18 @@ class ReplayServer(AsyncService):
         }
         response = web.StreamResponse(status=played.status, headers=headers)
         response.enable_chunked_encoding()  # one HTTP chunk per write: visible on the wire
-        await response.prepare(request)
         loop = asyncio.get_running_loop()
-        started = loop.time()
         try:
-            for write in played.writes:
-                if self.speed > 0:
-                    delay = started + write.t_ns / 1e9 / self.speed - loop.time()
-                    if delay > 0:
-                        await self.sleep(delay)
-                await response.write(write.data)
+            await response.prepare(request)
+            started = loop.time()
+            while batch := await loop.run_in_executor(None, _next_batch, played.writes):
+                for write in batch:
+                    if self.speed > 0:
+                        delay = started + write.t_ns / 1e9 / self.speed - loop.time()
+                        if delay > 0:
+                            await self.sleep(delay)
+                    await response.write(write.data)
+                del batch  # sent: not held while the next batch is made
         except ConnectionError:
             return response  # the client went away
         if played.complete:
@@ -256,6 +275,40 @@ class ReplayServer(AsyncService):
         if self.on_served is not None:
             served = Served(request.method, request.path, status, recording, chunking, chosen_by)
             self.on_served(served)
+
+
+def _next_batch(writes: Iterator[Write]) -> list[Write]:
+    return list(islice(writes, _BATCH))
+
+
+class _OneLine(logging.Handler):
+    """aiohttp's report of a request it could not handle, as one line: its own is a
+    traceback (of its parser, or of a read cut by the client), which says nothing
+    more to someone running ``tcr serve``."""
+
+    def __init__(self, report: Callable[[str], object]) -> None:
+        super().__init__(logging.DEBUG)
+        self.report = report
+
+    def emit(self, record: logging.LogRecord) -> None:
+        line = record.getMessage()
+        error = record.exc_info[1] if record.exc_info else None
+        if error is not None:
+            # aiohttp's parser errors span lines, with a caret under the bad byte.
+            said = [part.strip() for part in str(error).splitlines()]
+            said = [part for part in said if part and part.strip("^")]
+            line += f": {type(error).__name__}"
+            if said:
+                line += f": {' '.join(said)}"
+        self.report(" ".join(line.split()))
+
+
+def _one_line_logger(report: Callable[[str], object] | None) -> logging.Logger:
+    """A logger of its own for aiohttp's request handlers (not a child of the root logger,
+    so nothing else prints its records): one line each to ``report``, or nothing."""
+    logger = logging.Logger("tcr.serve.aiohttp", logging.DEBUG)
+    logger.addHandler(_OneLine(report) if report is not None else logging.NullHandler())
+    return logger
 
 
 async def serve(

@@ -100,6 +100,9 @@ def serve(
                 fields += [f"by {request.chosen_by}", request.chunking or ""]
             out.print(escape(" ".join(fields)))
 
+        def bad_request(line: str) -> None:
+            err.print(f"tcr serve: {escape(line)}")
+
         server = ReplayServer(
             loaded,
             host=host,
@@ -108,6 +111,7 @@ def serve(
             speed=speed,
             seed=seed,
             on_served=served,
+            on_bad_request=bad_request,
         )
         run_interruptible(serve_recordings(server, on_started=started))
     except asyncio.CancelledError:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ from tcr.corpora import bundled
 from tcr.corpus import Recording, new_header, read_recording, write_recording
 from tcr.errors import TcrError
 from tcr.rechunk import parse_strategy
-from tcr.replay.playback import Playback, playback
+from tcr.replay.playback import Playback, Write, playback, playing
 from tcr.stream import Decoded, decode, decode_bytes
 
 BIG = 200_000  # bytes
@@ -145,6 +146,24 @@ def test_llama_cpp_recordings_are_sent_as_recorded_on_completion() -> None:
     assert played.body == b"".join(
         f.data if isinstance(f.data, bytes) else b"" for f in recording.frames
     )
+
+
+def _writes_alive() -> int:
+    gc.collect()
+    return sum(isinstance(o, Write) for o in gc.get_objects())
+
+
+@pytest.mark.parametrize("spec", [None, "char", "random", "bytes:3"])
+def test_playing_makes_each_write_as_it_is_taken(tmp_path: Path, spec: str | None) -> None:
+    recording = _sse_recording(tmp_path / "r.msgpack", [{"content": "xy" * 500}] * 4)
+    strategy = spec and parse_strategy(spec)
+    played = playing(recording, "chat", strategy=strategy)
+    alive = _writes_alive()
+    first = next(played.writes)
+    assert _writes_alive() - alive == 1  # made: the one taken, not the 1,000s after it
+    whole = playback(recording, "chat", strategy=strategy)
+    assert (first, *played.writes) == whole.writes
+    assert (played.status, played.chunking) == (whole.status, whole.chunking)
 
 
 # --- content-level re-chunking ------------------------------------------------------------------

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import re
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import urllib.error
@@ -21,7 +23,8 @@ from click.testing import CliRunner
 from tcr.cli import main
 from tcr.corpora import ROOT, bundled
 from tcr.corpus import Recording, new_header, read_recording, write_recording
-from tcr.replay.serve import ReplayServer, Served, load_recordings, running_server
+from tcr.replay.playback import Write
+from tcr.replay.serve import _BATCH, ReplayServer, Served, load_recordings, running_server
 from tcr.stream import decode
 
 RECORDED = sorted((ROOT / "recorded").glob("*.msgpack"))
@@ -231,6 +234,40 @@ def test_writes_are_paced_by_the_recorded_times_over_speed(tmp_path: Path) -> No
         assert delays == pytest.approx(waits, abs=5)
 
 
+def _long_recording(path: Path, frames: int, characters: int) -> Recording:
+    """``frames`` content deltas of ``characters`` each, 1,000 s apart: every write after
+    the first frame's waits, however slow the machine."""
+    chunk = {"choices": [{"index": 0, "delta": {"content": "x" * characters}}]}
+    data = f"data: {json.dumps(chunk)}\n\n".encode()
+    timed = [(n * 10**12, data) for n in range(frames)] + [(frames * 10**12, b"data: [DONE]\n\n")]
+    write_recording(path, new_header("sse", id=path.stem), timed)
+    return read_recording(path)
+
+
+def test_a_response_is_sent_as_it_is_made_never_held_whole(tmp_path: Path) -> None:
+    recording = _long_recording(tmp_path / "long.msgpack", frames=8, characters=500)
+    sleeps: list[float] = []
+    held: list[int] = []
+
+    def writes_alive() -> int:
+        gc.collect()
+        return sum(isinstance(o, Write) for o in gc.get_objects())
+
+    before = writes_alive()  # an earlier test's, if any
+
+    async def sleep(delay: float) -> None:  # waits not; counts the writes alive, now and then
+        if len(sleeps) % 500 == 0:
+            held.append(writes_alive() - before)
+        sleeps.append(delay)
+
+    loaded = [(tmp_path / "long.msgpack", recording)]
+    with running_server(loaded, rechunk="char", speed=1, sleep=sleep) as server:
+        _, chunks, ended = _chunks(_raw(server, "/v1/chat/completions", {"stream": True}))
+    assert ended and len(chunks) == 8 * 500 + 1 > 10 * _BATCH
+    assert len(held) >= 7, held
+    assert 0 < max(held) <= _BATCH, held  # one batch at a time, never the 4,001 writes
+
+
 # --- which recording ---------------------------------------------------------------------------------
 
 
@@ -339,3 +376,41 @@ def test_a_port_in_use_is_exit_2() -> None:
         result = CliRunner().invoke(main, ["serve", path, "--port", str(port)])
     assert result.exit_code == 2
     assert f"cannot listen on 127.0.0.1:{port}" in result.output
+
+
+BAD_REQUESTS = [  # each after "POST /v1/chat/completions HTTP/1.1"; each connection is reset
+    b"X-Bad: a\x00b\r\nContent-Length: 2\r\n\r\n{}",  # a NUL in a header
+    b"Content-Length: -5\r\n\r\n{}",
+    b"Content-Length: 100\r\n\r\n{",  # reset before the body is whole
+]
+
+
+def test_each_bad_request_is_one_line_on_stderr_without_a_traceback() -> None:
+    path = ROOT / "regressions" / "format_think.msgpack"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tcr.cli", "serve", str(path), "--port", "0", "--speed", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    lines: list[str] = []
+    try:
+        match = re.search(r":(\d+) ", process.stdout.readline())
+        assert match, process.stderr.read()
+        for rest in BAD_REQUESTS:
+            with socket.create_connection(("127.0.0.1", int(match.group(1))), timeout=30) as sock:
+                sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n" + rest)
+                # SO_LINGER 0: closing sends a reset, not an orderly end.
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            lines.append(process.stderr.readline())  # the server's line about it, awaited
+    finally:
+        process.send_signal(signal.SIGINT)
+        _, rest_of_stderr = process.communicate(timeout=30)
+    lines += rest_of_stderr.splitlines(keepends=True)
+    assert len(lines) == len(BAD_REQUESTS), lines
+    assert all(line.startswith("tcr serve: ") for line in lines), lines
+    assert "Traceback" not in "".join(lines)
+    assert "Invalid header value char" in lines[0]
+    assert "Content-Length" in lines[1]
+    assert "ConnectionResetError" in lines[2]

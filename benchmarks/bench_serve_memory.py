@@ -1,0 +1,149 @@
+"""Peak memory of ``tcr serve --rechunk char`` on the 2 MB policy-13 recording, 1 and 4 clients.
+
+    python benchmarks/bench_serve_memory.py [--save-json PATH] [--before PATH]
+
+For each client count, starts ``tcr serve RECORDING --rechunk char --speed 0
+--port 0`` in a fresh process, notes its resident memory once it listens, then
+has that many clients (threads of this process) each read one streamed chat
+completion to its end at the same time, and reads the server's peak resident
+memory (``VmHWM`` of ``/proc/PID/status``) before stopping it. The recording
+holds 1.06 million characters of content, so ``char`` makes about a million
+SSE events per response.
+
+Target (issue 14): memory per client does not grow with the recording: the
+peak with 4 clients stays under 64 MB above the idle server. ``--save-json``
+keeps this run's figures; ``--before`` adds a saved run (e.g. of the code
+before a change) to the table. Writes the section "Serve: peak memory with
+--rechunk char" of RESULTS.md; exit status 1 if the target is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from _results import write_section
+
+TITLE = "Serve: peak memory with --rechunk char (bench_serve_memory.py)"
+RECORDING = Path(__file__).parents[1] / "corpora/regressions/policy_13_block_too_long.msgpack"
+CLIENTS = (1, 4)
+TARGET_MB = 64
+
+
+def _kib(pid: int, field: str) -> int:
+    status = Path(f"/proc/{pid}/status").read_text()
+    match = re.search(rf"^{field}:\s+(\d+) kB", status, re.M)
+    assert match, status
+    return int(match.group(1))
+
+
+def _read_stream(port: int, received: list[int]) -> None:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
+    body = json.dumps({"stream": True, "messages": []})
+    connection.request("POST", "/v1/chat/completions", body, {"Content-Type": "application/json"})
+    response = connection.getresponse()
+    assert response.status == 200, response.status
+    total = 0
+    while data := response.read(1 << 16):
+        total += len(data)
+    received.append(total)
+    connection.close()
+
+
+def measure(clients: int) -> dict[str, float]:
+    """One fresh server, ``clients`` concurrent streams: idle and peak RSS (MiB), seconds."""
+    command = [sys.executable, "-m", "tcr.cli", "serve", str(RECORDING), "--rechunk", "char"]
+    server = subprocess.Popen(
+        [*command, "--speed", "0", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        match = re.search(r"http://127\.0\.0\.1:(\d+)", server.stdout.readline())
+        assert match, "tcr serve did not start"
+        idle = _kib(server.pid, "VmRSS")
+        received: list[int] = []
+        threads = [
+            threading.Thread(target=_read_stream, args=(int(match.group(1)), received))
+            for _ in range(clients)
+        ]
+        started = time.perf_counter()
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        seconds = time.perf_counter() - started
+        assert len(received) == clients and len(set(received)) == 1, received
+        peak = _kib(server.pid, "VmHWM")
+    finally:
+        server.send_signal(signal.SIGINT)
+        server.communicate(timeout=60)
+    return {
+        "clients": clients,
+        "idle_mb": idle / 1024,
+        "peak_mb": peak / 1024,
+        "seconds": seconds,
+        "body_mb": received[0] / 1e6,
+    }
+
+
+def _rows(label: str, runs: list[dict[str, float]]) -> list[str]:
+    return [
+        f"| {label} | {run['clients']:.0f} | {run['idle_mb']:.0f} MB | {run['peak_mb']:.0f} MB | "
+        f"{run['peak_mb'] - run['idle_mb']:.0f} MB | {run['body_mb']:.0f} MB | "
+        f"{run['seconds']:.1f} s |"
+        for run in runs
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--save-json", type=Path, help="keep this run's figures here")
+    parser.add_argument("--before", type=Path, help="a run saved with --save-json, to compare")
+    args = parser.parse_args(argv)
+
+    runs = [measure(clients) for clients in CLIENTS]
+    if args.save_json:
+        args.save_json.write_text(json.dumps(runs, indent=1))
+    table = [
+        "| code | clients | idle server | peak | above idle | body per client | time |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    if args.before:
+        table += _rows("before (whole response in memory)", json.loads(args.before.read_text()))
+    table += _rows("now (written as cut)", runs)
+    above = runs[-1]["peak_mb"] - runs[-1]["idle_mb"]
+    passed = above < TARGET_MB
+    body = "\n".join(
+        [
+            f"`tcr serve {RECORDING.relative_to(RECORDING.parents[2])} --rechunk char --speed 0`, "
+            "a fresh server per row, its clients reading one streamed chat completion each "
+            "at the same time; peak is the server's `VmHWM`, idle its `VmRSS` once it listens.",
+            "",
+            *table,
+            "",
+            f"Target: with {CLIENTS[-1]} clients, under {TARGET_MB} MB above the idle server: "
+            f"**{above:.0f} MB, {'met' if passed else 'MISSED'}**. What a client still "
+            "holds is its chunking of the content (`tcr.rechunk` makes it whole: one "
+            "reference per character, 8.5 MB here), the decoded deltas and 256 writes.",
+        ]
+    )
+    print(body)
+    write_section(TITLE, body)
+    return 0 if passed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
