@@ -156,7 +156,6 @@ class Pipe:
 
     def _pump(self, deadline: float) -> bool:
         """Write what the pipe takes, read what is there, or wait for either; False if too late."""
-        self._read_stderr(1)  # one read a turn: a flood of it cannot starve the answers
         if self._unsent:
             self._write()
         if self._read():
@@ -169,7 +168,12 @@ class Pipe:
                 self._poll.unregister(self._wfd)
             self._polling_writes = wants_write
         remaining = deadline - time.monotonic()
-        return remaining > 0 and bool(self._poll.poll(max(1, int(remaining * 1000))))
+        if remaining <= 0:
+            return False
+        ready = self._poll.poll(max(1, int(remaining * 1000)))
+        if any(fd == self._efd for fd, _ in ready):
+            self._read_stderr(1)  # one read a turn: a flood of it cannot starve the answers
+        return bool(ready)
 
     def _write(self) -> None:
         try:
