@@ -42,20 +42,30 @@ not known (a harness may hold answers back until it would wait for input): the
 message so far is replayed on a fresh process and the outstanding chunks are
 fed one at a time, so the one named is the one that fails alone.
 
+A harness may be buggy or hostile; what it costs tcr stays bounded. An answer
+line longer than ``LINE_LIMIT`` (16 MiB) plus 8 bytes per byte of the requests
+sent since the message's ``new`` is garbage (a crash at its chunk): reading
+stops there and the process is killed. Only the last ``STDERR_TAIL`` (64 KiB)
+of its stderr is kept, for the last line a crash report quotes. It runs in a
+session (process group) of its own, and the group is killed when the process
+is closed, hangs or crashes, so processes it started end with it.
+
 Modules: :mod:`~tcr.stdio.server` (the reference side), :mod:`~tcr.stdio.client`,
 ``_pipe`` (the non-blocking pipes, timeouts) and ``_wire`` (the JSON lines). All
 of it is I/O, so it lives outside the pure ``tcr.detector`` (pyproject.toml's
 import contracts say so).
 """
 
-from tcr.stdio._pipe import IN_FLIGHT, START_UP, DetectorProcessError
+from tcr.stdio._pipe import IN_FLIGHT, LINE_LIMIT, START_UP, STDERR_TAIL, DetectorProcessError
 from tcr.stdio._wire import event_from_json, event_to_json
 from tcr.stdio.client import CommandFactory, ProcessDetector, command_factory
 from tcr.stdio.server import main, serve
 
 __all__ = [
     "IN_FLIGHT",
+    "LINE_LIMIT",
     "START_UP",
+    "STDERR_TAIL",
     "CommandFactory",
     "DetectorProcessError",
     "ProcessDetector",

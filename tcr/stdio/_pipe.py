@@ -16,25 +16,46 @@ gives, awaited as soon as it starts, may take ``START_UP`` seconds instead (or
 ``timeout``, if longer): starting an interpreter and importing a parser takes a
 fraction of a second on an idle machine and many seconds on a busy CI runner,
 and a short per-answer timeout should not have to allow for it.
+
+A harness may be buggy or hostile, and what it costs tcr stays bounded. An
+answer line may be ``LINE_LIMIT`` (16 MiB) long plus 8 bytes for each byte of
+the requests its message sent (an answer repeats its input, escaped, in several
+fields: a whole message fed as one chunk comes back that large): a longer one is
+garbage, and reading stops there. Only the last ``STDERR_TAIL`` (64 KiB) of its
+stderr is kept, for the last words an error message quotes. It runs in a
+process group of its own, and the whole group is killed when the pipe closes,
+so what a harness starts ends with it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
+import signal
 import subprocess
-import tempfile
 import time
 from collections import deque
-from typing import IO
 
-__all__ = ["IN_FLIGHT", "START_UP", "WINDOW", "DetectorProcessError", "Pipe", "excerpt"]
+__all__ = [
+    "IN_FLIGHT",
+    "LINE_LIMIT",
+    "START_UP",
+    "STDERR_TAIL",
+    "WINDOW",
+    "DetectorProcessError",
+    "Pipe",
+    "excerpt",
+]
 
 WINDOW = 1 << 16  # request bytes queued ahead of the answers; a single request may be larger
 IN_FLIGHT = 64  # requests sent ahead of their answers (the reference harness answers 64 a write)
 START_UP = 30.0  # seconds for a new process's first answer: its start-up, then that answer
-_MAX_LINE = 1 << 28  # an answer without a newline this long is garbage, not a slow reply
+LINE_LIMIT = 1 << 24  # bytes of an answer line, beyond _LINE_GROWTH per byte of its message
+_LINE_GROWTH = 8  # an answer repeats its input, JSON-escaped, in up to three fields
+STDERR_TAIL = 1 << 16  # the last bytes of the harness's stderr kept for error messages
 _READ = 1 << 17
+_STDERR_READS = 16  # reads of stderr while waiting for an exit: 2 MiB, then look again
 
 
 class DetectorProcessError(RuntimeError):
@@ -51,30 +72,40 @@ class Pipe:
     def __init__(self, argv: list[str], timeout: float) -> None:
         self.timeout = timeout
         self.start_up = max(timeout, START_UP)
-        # stderr goes to a file, not a pipe nobody drains; its last line explains a crash.
-        self._stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 closed in close()
         try:
+            # A session of its own: killing its group ends what it started too.
             self._proc = subprocess.Popen(
-                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, bufsize=0
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                bufsize=0,
+                start_new_session=True,
             )
         except OSError as error:
-            self._stderr.close()
             raise DetectorProcessError(f"cannot start detector process: {error}") from None
-        assert self._proc.stdin is not None and self._proc.stdout is not None
+        assert self._proc.stdin and self._proc.stdout and self._proc.stderr
         self._wfd = self._proc.stdin.fileno()
         self._rfd = self._proc.stdout.fileno()
-        os.set_blocking(self._wfd, False)
-        os.set_blocking(self._rfd, False)
+        self._efd: int | None = self._proc.stderr.fileno()  # None once it is closed
+        for fd in (self._wfd, self._rfd, self._efd):
+            os.set_blocking(fd, False)
         self._poll = select.poll()
         self._poll.register(self._rfd, select.POLLIN)
+        # stderr is drained whenever answers are awaited, or a chatty harness would block on it.
+        self._poll.register(self._efd, select.POLLIN)
+        self._stderr_tail = (
+            bytearray()
+        )  # its last STDERR_TAIL bytes: its last line explains a crash
         self._polling_writes = False
         self._unsent = bytearray()  # queued request bytes not yet taken by the pipe
         self._lines: deque[bytes] = deque()  # complete answer lines not yet taken
-        self._partial: list[bytes] = []  # the start of an answer line still being read
-        self._partial_size = 0
+        self._partial = bytearray()  # the start of an answer line still being read
+        self._message_bytes = 0  # request bytes since begin_message(): an answer may grow with them
         self._broken = False  # the harness stopped reading: nothing more reaches it
         self.due = 0  # requests sent whose answers have not been taken
         self._answered = False  # it has answered once: it started
+        self._ended = False  # its group was killed and it was reaped
 
     @property
     def room(self) -> bool:
@@ -82,10 +113,15 @@ class Pipe:
         # Answers read but not yet taken do not count: the harness is done with those.
         return self.due - len(self._lines) < IN_FLIGHT and len(self._unsent) < WINDOW
 
+    def begin_message(self) -> None:
+        """A new message starts: the answer line limit grows with its requests from here."""
+        self._message_bytes = 0
+
     def send(self, line: bytes) -> None:
         """Queue one request line (ending in a newline); it is written while answers are awaited."""
         if not self._broken:
             self._unsent += line
+        self._message_bytes += len(line)
         self.due += 1
 
     def answer(self) -> bytes:
@@ -99,6 +135,8 @@ class Pipe:
             deadline = time.monotonic() + allowed
             while not lines:
                 if not self._pump(deadline):
+                    if self._exit_code(0) is not None:  # what it started holds its output open
+                        raise DetectorProcessError(self._exited(), lost=True)
                     start = "" if self._answered else " of starting"
                     message = f"detector process did not answer within {allowed:g} s{start}"
                     raise DetectorProcessError(message, lost=True)
@@ -130,7 +168,12 @@ class Pipe:
                 self._poll.unregister(self._wfd)
             self._polling_writes = wants_write
         remaining = deadline - time.monotonic()
-        return remaining > 0 and bool(self._poll.poll(max(1, int(remaining * 1000))))
+        if remaining <= 0:
+            return False
+        ready = self._poll.poll(max(1, int(remaining * 1000)))
+        if any(fd == self._efd for fd, _ in ready):
+            self._read_stderr(1)  # one read a turn: a flood of it cannot starve the answers
+        return bool(ready)
 
     def _write(self) -> None:
         try:
@@ -151,50 +194,101 @@ class Pipe:
             return False
         if not data:
             raise DetectorProcessError(self._exited(), lost=True)
+        limit = LINE_LIMIT + _LINE_GROWTH * self._message_bytes
         if b"\n" not in data:
-            self._partial.append(data)
-            self._partial_size += len(data)
-            if self._partial_size > _MAX_LINE:
-                start = b"".join(self._partial)[:80]
-                raise DetectorProcessError(f"detector process printed garbage: {excerpt(start)}")
+            self._partial += data
+            if len(self._partial) > limit:
+                raise self._overlong(limit)
             return True
         head, *lines, tail = data.split(b"\n")
         if self._partial:
-            head = b"".join(self._partial) + head
+            if len(self._partial) + len(head) > limit:
+                raise self._overlong(limit)
+            self._partial += head
+            head = bytes(self._partial)
             self._partial.clear()
         self._lines.append(head)
         self._lines.extend(lines)
-        if tail:
-            self._partial.append(tail)
-        self._partial_size = len(tail)
+        self._partial += tail
         return True
 
+    def _overlong(self, limit: int) -> DetectorProcessError:
+        """The error for an answer line over ``limit``, its start quoted and the rest dropped."""
+        start = bytes(self._partial[:80])
+        self._partial = bytearray()
+        message = f"an answer line over {limit >> 20} MiB: {excerpt(start)}"
+        return DetectorProcessError(f"detector process printed garbage: {message}")
+
+    def _read_stderr(self, reads: int) -> None:
+        """Take up to ``reads`` reads of what it wrote to stderr, keeping the last STDERR_TAIL."""
+        for _ in range(reads):
+            if self._efd is None:
+                return
+            try:
+                data = os.read(self._efd, _READ)
+            except BlockingIOError:
+                return
+            if not data:
+                self._poll.unregister(self._efd)
+                self._efd = None
+                return
+            self._stderr_tail += data
+            del self._stderr_tail[:-STDERR_TAIL]
+
     def _exited(self) -> str:
-        try:
-            code = self._proc.wait(timeout=1)
-        except subprocess.TimeoutExpired:
-            code = None
-        self._stderr.seek(0)
-        lines = self._stderr.read()[-2000:].decode(errors="replace").splitlines()
+        code = self._exit_code(1.0)
+        lines = self._stderr_tail[-2000:].decode(errors="replace").splitlines()
         last = next((ln.strip() for ln in reversed(lines) if ln.strip()), "")
         status = "closed its output" if code is None else f"exited with code {code}"
         return f"detector process {status}" + (f": {last}" if last else "")
 
-    def close(self) -> None:
-        """Close its input (a harness stops at end of input) and wait a moment for it to exit."""
+    def _exit_code(self, seconds: float) -> int | None:
+        """Its exit code once it exits (``None`` if it runs ``seconds`` on), its stderr drained.
+
+        It is not reaped: while it is a zombie its pid, the id of its process
+        group, cannot be reused, so ``_end`` kills its group and nothing else.
+        """
+        deadline = time.monotonic() + seconds
+        while True:
+            self._read_stderr(_STDERR_READS)
+            if self._ended:
+                return self._proc.returncode
+            try:
+                exited = os.waitid(os.P_PID, self._proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+            except ChildProcessError:  # reaped already, by nobody here
+                return self._proc.poll()
+            if exited is not None:
+                self._read_stderr(_STDERR_READS)  # its last words, still in the pipe
+                code = exited.si_status
+                return code if exited.si_code == os.CLD_EXITED else -code
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(0.005)
+
+    def _end(self) -> None:
+        """Kill its process group (it and whatever it started) and reap it."""
+        if self._ended:
+            return
+        self._ended = True
+        # An empty group is no error (a zombie leader may not count, as on macOS).
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self._proc.pid, signal.SIGKILL)
+        self._proc.kill()  # in case it left its group
+        self._proc.wait()
+
+    def close(self, grace: float = 1.0) -> None:
+        """Close its input (a harness stops at end of input), wait ``grace`` s, end its group."""
         for stream in (self._proc.stdin, self._proc.stdout):
             if stream is not None:
                 stream.close()
-        try:
-            self._proc.wait(timeout=1)
-        except subprocess.TimeoutExpired:
-            self._proc.kill()
-            self._proc.wait()
-        self._stderr.close()
+        self._exit_code(grace)
+        self._end()
+        if self._proc.stderr is not None:
+            self._proc.stderr.close()
+        self._efd = None
 
     def kill(self) -> None:
-        self._proc.kill()
-        self.close()
+        self.close(grace=0)
 
 
 def excerpt(line: bytes) -> str:

@@ -41,6 +41,19 @@ def _parse(line: bytes) -> dict[str, Any]:
     return response
 
 
+def _argv(command: str) -> list[str]:
+    """``command`` split like a shell line; a ``TcrError`` naming the option if it cannot be."""
+    try:
+        argv = shlex.split(command)
+    except ValueError as error:  # an unclosed quote or a trailing backslash
+        raise TcrError(
+            f"--detector-cmd: cannot split {command!r} like a shell line: {error}"
+        ) from None
+    if not argv:
+        raise TcrError("--detector-cmd: empty command")
+    return argv
+
+
 class CommandFactory:
     """A detector factory backed by one harness process (``command_factory``).
 
@@ -51,9 +64,7 @@ class CommandFactory:
     def __init__(self, command: str, *, timeout: float = 5.0) -> None:
         self.command = command
         self.timeout = timeout
-        self.argv = shlex.split(command)
-        if not self.argv:
-            raise TcrError("--detector-cmd: empty command")
+        self.argv = _argv(command)
         self._pipe: Pipe | None = None
         self._current: ProcessDetector | None = None
 
@@ -69,6 +80,7 @@ class CommandFactory:
             self._settle()  # answers to a feed_many nobody read to the end
         if self._pipe is None:
             self._pipe = Pipe(self.argv, self.timeout)
+        self._pipe.begin_message()
         response = self._request(_line({"op": "new", "tools": detector._tools}))
         if "error" in response:
             raise DetectorProcessError(f"detector process could not start one: {response['error']}")
@@ -132,7 +144,7 @@ class CommandFactory:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.command, self.timeout = state["command"], state["timeout"]
-        self.argv = shlex.split(self.command)
+        self.argv = _argv(self.command)
         self._pipe, self._current = None, None
 
     def __repr__(self) -> str:
