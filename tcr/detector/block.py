@@ -152,8 +152,9 @@ class Block:
         "tail",
     )
 
-    def __init__(self, marker: str, opener: str) -> None:
-        self.group = SHARING[marker]  # the dialects this block may be; its body says which
+    def __init__(self, marker: str, opener: str, group: tuple[Dialect, ...] | None = None) -> None:
+        # The dialects this block may be (a restricted detector's: the claimed ones).
+        self.group = SHARING[marker] if group is None else group
         self.dialect = self.group[0]  # how it closes (the group agrees on that)
         self.rules = RULES[marker]
         self.opener = opener

@@ -11,21 +11,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from typing import Any
 
 from tcr.detector.block import CALL_KEYS, Block
 from tcr.detector.bodies import BodyError, parse_body, strip_markers
 from tcr.detector.events import Event, Reasoning, Rejected, Text, ToolCall, merge_text
-from tcr.detector.formats import (
-    AT_START_OPENERS,
-    BY_ID,
-    DISTINCTIVE_OPENERS,
-    HOLDBACK_BOUND,
-    OPENER_RE,
-    SHARING,
-    Closing,
-    format_for_model,
-)
+from tcr.detector.formats import BY_ID, Closing, Lexicon, format_for_model, lexicon
 from tcr.detector.machine import FSM, TRANSITIONS, DetectorState, IllegalTransition
 from tcr.dialects import Dialect, Kind
 from tcr.dialects._record import FENCE, FENCE_DONE_RE, FENCE_MAYBE_RE
@@ -34,39 +24,17 @@ __all__ = ["DEFAULT_MAX_BLOCK", "StreamDetector", "format_for_model"]
 
 DEFAULT_MAX_BLOCK = 1 << 20
 
-_OPENER_FIRSTS = frozenset(m[0] for m in DISTINCTIVE_OPENERS)
-_TRIGGER_RE = re.compile("[" + re.escape("".join(sorted(_OPENER_FIRSTS))) + "]")
 _NON_SPACE_RE = re.compile(r"\S")
 
 
-def _prefix_regex(words: Iterable[str]) -> re.Pattern[str]:
-    """A regex matching any non-empty prefix of ``words`` that runs to the end of the text.
+def _hold_start(lex: Lexicon, s: str) -> int:
+    """Where the longest tail of ``s`` that could still become a claimed opening marker begins.
 
-    Built as a trie so one C-level search replaces a Python loop over the tail.
+    Policy 2: a tail that is a proper prefix of a distinctive opener is held back.
     """
-    trie: dict[str, dict[str, Any]] = {}
-    for word in words:
-        node = trie
-        for ch in word:
-            node = node.setdefault(ch, {})
-
-    def alternatives(node: dict[str, Any]) -> str:
-        alts = [
-            re.escape(ch) + (f"(?:{alternatives(sub)})?" if sub else "")
-            for ch, sub in sorted(node.items())
-        ]
-        return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
-
-    return re.compile(alternatives(trie) + r"\Z")
-
-
-# Policy 2: a tail that is a proper prefix of a distinctive opener is held back.
-_PARTIAL_OPENER_RE = _prefix_regex(m[:-1] for m in DISTINCTIVE_OPENERS)
-
-
-def _hold_start(s: str) -> int:
-    """Where the longest tail of ``s`` that could still become an opening marker begins."""
-    m = _PARTIAL_OPENER_RE.search(s, max(0, len(s) - HOLDBACK_BOUND))
+    if lex.partial_opener_re is None:
+        return len(s)
+    m = lex.partial_opener_re.search(s, max(0, len(s) - lex.holdback_bound))
     return len(s) if m is None else m.start()
 
 
@@ -75,7 +43,20 @@ class StreamDetector:
 
     ``tools``: ``None`` accepts any name, a list rejects calls to other names
     (``[]`` rejects every call). ``format``: a learned or seeded format; a hint
-    only, the output never depends on it (policy 11).
+    only, the output never depends on it (policy 11). ``dialects``: the dialect
+    ids it speaks (DESIGN §5, "Claims"); ``None`` speaks them all. Unclaimed
+    markup is plain text: no block opens on it and nothing is held back for it,
+    so ``holdback_bound`` is the longest claimed opening marker - 1.
+
+    Shared openers (``<tool_call>``: hermes, qwen3_coder, glm45): a block opens if
+    any claimed dialect opens on the marker, and its body is read by the claimed
+    ones only. A body in an unclaimed dialect (Qwen3-Coder XML given to a
+    hermes-only detector) is then the first claimed dialect's malformed body:
+    ``Rejected`` with the body's text shown (policy 12), no call. That is what
+    the engines do: vLLM's hermes parser (vllm/entrypoints/openai/tool_parsers/
+    hermes_tool_parser.py, ``extract_tool_calls``) runs ``json.loads`` on what
+    lies between ``<tool_call>`` and ``</tool_call>`` and, when that raises,
+    returns no tool call and the output as content.
     """
 
     def __init__(
@@ -83,6 +64,7 @@ class StreamDetector:
         tools: Iterable[str] | None = None,
         format: str | None = None,
         max_block: int = DEFAULT_MAX_BLOCK,
+        dialects: Iterable[str] | None = None,
     ) -> None:
         if format is not None and format not in BY_ID and format != "native":
             raise ValueError(f"detector: unknown format {format!r}; known: {', '.join(BY_ID)}")
@@ -91,7 +73,10 @@ class StreamDetector:
         self.tools: frozenset[str] | None = None if tools is None else frozenset(tools)
         self.format: str | None = format
         self.max_block = max_block
-        self.holdback_bound = HOLDBACK_BOUND
+        self._lex = lexicon(dialects)
+        # The claim, ``None`` for all; a factory's claim attribute (DESIGN §5).
+        self.dialects: frozenset[str] | None = None if dialects is None else self._lex.ids
+        self.holdback_bound = self._lex.holdback_bound
         self.reset()
 
     # -- public API -------------------------------------------------------
@@ -122,9 +107,12 @@ class StreamDetector:
         if block is None:
             if not self._pending and not self._at_start:
                 # Hot path: no marker here, and none can begin in the tail (policy 2).
-                t = _TRIGGER_RE.search(chunk)
+                lex = self._lex
+                t = None if lex.trigger_re is None else lex.trigger_re.search(chunk)
                 if t is None or (
-                    OPENER_RE.search(chunk, t.start()) is None and _hold_start(chunk) == len(chunk)
+                    lex.opener_re is not None
+                    and lex.opener_re.search(chunk, t.start()) is None
+                    and _hold_start(lex, chunk) == len(chunk)
                 ):
                     return [Text(chunk)] if chunk else []
         elif block.length + len(chunk) <= self.max_block and block.quiet(chunk):
@@ -183,16 +171,17 @@ class StreamDetector:
                 return ""
             self._at_start = False
             start = m.start()
-            for marker in AT_START_OPENERS:  # policy 3: bare JSON opens only at message start
+            for marker in self._lex.at_start:  # policy 3: bare JSON opens only at message start
                 if s.startswith(marker, start):
                     self._emit(s[:start], out)
                     return self._open(marker, s, start, start + len(marker))
-        m = OPENER_RE.search(s)
+        opener_re = self._lex.opener_re
+        m = None if opener_re is None else opener_re.search(s)
         if m is not None:
             self._emit(s[: m.start()], out)
             return self._open(m.group(), s, m.start(), m.end())
         # Policy 2: hold back only a tail that could still become a marker.
-        hold = _hold_start(s)
+        hold = _hold_start(self._lex, s)
         self._emit(s[:hold], out)
         if hold < len(s):
             self._pending = s[hold:]
@@ -220,8 +209,9 @@ class StreamDetector:
         (fenced_json's and bare_json's "{") belong to the body.
         """
         self._go("open")
-        cut = end - SHARING[marker][0].keep
-        self._block = Block(marker, s[start:cut])
+        group = self._lex.sharing[marker]
+        cut = end - group[0].keep
+        self._block = Block(marker, s[start:cut], group)
         return s[cut:]
 
     # -- inside a block -----------------------------------------------------

@@ -9,10 +9,14 @@ and older callers use for the same records.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
 
 from tcr.dialects import BY_ID, DIALECTS, Closing, Dialect
+from tcr.errors import TcrError
 
 __all__ = [
     "AT_START_OPENERS",
@@ -26,8 +30,13 @@ __all__ = [
     "SHARING",
     "Closing",
     "Format",
+    "Lexicon",
     "alternation",
+    "claimed",
     "format_for_model",
+    "holdback_bound",
+    "lexicon",
+    "prefix_regex",
 ]
 
 Format = Dialect
@@ -51,18 +60,117 @@ def _sharing() -> dict[str, tuple[Dialect, ...]]:
 
 
 SHARING: dict[str, tuple[Dialect, ...]] = _sharing()
-DISTINCTIVE_OPENERS: tuple[str, ...] = tuple(m for m, g in SHARING.items() if g[0].anywhere)
-# Policy 3: markers that open a block only while all content so far is white space.
-AT_START_OPENERS: tuple[str, ...] = tuple(m for m, g in SHARING.items() if not g[0].anywhere)
 MARKERS: tuple[str, ...] = tuple(sorted({m for d in DIALECTS for m in (*d.opens, *d.closes)}))
-
-# Policy 2: outside a block at most (longest opening marker - 1) characters are held.
-HOLDBACK_BOUND: int = max(len(m) for m in SHARING) - 1
 
 
 def alternation(tokens: Iterable[str]) -> re.Pattern[str]:
     """A regex matching any of ``tokens``, longest first so the longer wins at one position."""
     return re.compile("|".join(re.escape(t) for t in sorted(set(tokens), key=len, reverse=True)))
+
+
+def prefix_regex(words: Iterable[str]) -> re.Pattern[str] | None:
+    """A regex matching any non-empty prefix of ``words`` that runs to the end of the text.
+
+    Built as a trie so one C-level search replaces a Python loop over the tail.
+    ``None`` when there are no non-empty words (nothing can be a prefix).
+    """
+    trie: dict[str, dict[str, Any]] = {}
+    for word in words:
+        node = trie
+        for ch in word:
+            node = node.setdefault(ch, {})
+    if not trie:
+        return None
+
+    def alternatives(node: dict[str, Any]) -> str:
+        alts = [
+            re.escape(ch) + (f"(?:{alternatives(sub)})?" if sub else "")
+            for ch, sub in sorted(node.items())
+        ]
+        return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+
+    return re.compile(alternatives(trie) + r"\Z")
+
+
+def claimed(ids: Iterable[str] | None) -> tuple[Dialect, ...]:
+    """The registered dialects with these ids, in registry order; ``None`` claims them all.
+
+    An unknown id, a bare string (its characters are no ids) or an empty claim is a
+    ``TcrError`` that lists the known ids.
+    """
+    if ids is None:
+        return DIALECTS
+    known = ", ".join(BY_ID)
+    if isinstance(ids, str):
+        raise TcrError(f"dialects: a collection of ids, not the string {ids!r}; known: {known}")
+    wanted = frozenset(ids)
+    for dialect_id in sorted(wanted):
+        if dialect_id not in BY_ID:
+            raise TcrError(f"unknown dialect {dialect_id!r}; known: {known}")
+    if not wanted:
+        raise TcrError(f"dialects: the claim names no dialect; known: {known}")
+    return tuple(d for d in DIALECTS if d.id in wanted)
+
+
+@dataclass(frozen=True, slots=True)
+class Lexicon:
+    """The markers one claim opens blocks on, and the regexes the printing side needs.
+
+    A detector restricted to a claim reads every other dialect's markup as plain
+    text: its markers are in none of these tables.
+    """
+
+    ids: frozenset[str]
+    sharing: Mapping[str, tuple[Dialect, ...]]  # opening marker -> the claimed dialects on it
+    distinctive: tuple[str, ...]  # openers that open anywhere (policy 3)
+    at_start: tuple[str, ...]  # openers that open only while all content is white space
+    holdback_bound: int  # policy 2: longest claimed opening marker - 1
+    opener_re: re.Pattern[str] | None  # any distinctive opener; None if the claim has none
+    partial_opener_re: re.Pattern[str] | None  # a proper prefix of one at the end of the text
+    trigger_re: re.Pattern[str] | None  # a character a distinctive opener starts with
+
+
+def _lexicon(dialects: tuple[Dialect, ...]) -> Lexicon:
+    sharing = {
+        marker: kept
+        for marker, group in SHARING.items()
+        if (kept := tuple(d for d in group if d in dialects))
+    }
+    distinctive = tuple(m for m, g in sharing.items() if g[0].anywhere)
+    firsts = "".join(sorted({m[0] for m in distinctive}))
+    return Lexicon(
+        ids=frozenset(d.id for d in dialects),
+        sharing=sharing,
+        distinctive=distinctive,
+        at_start=tuple(m for m, g in sharing.items() if not g[0].anywhere),
+        holdback_bound=max(len(m) for m in sharing) - 1,
+        opener_re=alternation(distinctive) if distinctive else None,
+        partial_opener_re=prefix_regex(m[:-1] for m in distinctive),
+        trigger_re=re.compile(f"[{re.escape(firsts)}]") if firsts else None,
+    )
+
+
+FULL: Lexicon = _lexicon(DIALECTS)  # the reference's claim: every dialect
+DISTINCTIVE_OPENERS: tuple[str, ...] = FULL.distinctive
+# Policy 3: markers that open a block only while all content so far is white space.
+AT_START_OPENERS: tuple[str, ...] = FULL.at_start
+# Policy 2: outside a block at most (longest opening marker - 1) characters are held.
+HOLDBACK_BOUND: int = FULL.holdback_bound
+
+
+@functools.cache
+def _cached_lexicon(ids: frozenset[str]) -> Lexicon:
+    return FULL if ids == FULL.ids else _lexicon(claimed(ids))
+
+
+def lexicon(ids: Iterable[str] | None = None) -> Lexicon:
+    """The tables of the claim ``ids`` (``None``: every dialect, the reference's own)."""
+    return FULL if ids is None else _cached_lexicon(frozenset(d.id for d in claimed(ids)))
+
+
+def holdback_bound(ids: Iterable[str] | None = None) -> int:
+    """Policy 2's bound for a detector claiming ``ids``: its longest opening marker - 1."""
+    return lexicon(ids).holdback_bound
 
 
 # Policy 3: where a block may open anywhere.
@@ -76,10 +184,15 @@ MODEL_SEEDS: tuple[tuple[str, str], ...] = tuple(
 )
 
 
-def format_for_model(name: str) -> str | None:
-    """The dialect a model of this name usually writes, or ``None`` if unknown."""
+def format_for_model(name: str, dialects: Iterable[str] | None = None) -> str | None:
+    """The dialect a model of this name usually writes, or ``None`` if unknown.
+
+    ``dialects`` restricts the seeds to a claim: a model whose usual dialect is not
+    claimed gets no seed (the first claimed match wins).
+    """
+    ids = lexicon(dialects).ids
     base = name.strip().lower().rsplit("/", 1)[-1]
     for pattern, dialect_id in MODEL_SEEDS:
-        if fnmatch.fnmatchcase(base, pattern):
+        if dialect_id in ids and fnmatch.fnmatchcase(base, pattern):
             return dialect_id
     return None

@@ -1,0 +1,175 @@
+"""The reference restricted to a claim (DESIGN §5): unclaimed markup is plain text.
+
+``no_leak`` and ``expected`` need claims-aware oracles and recording expectations
+(issue 12, later steps); here the restricted detector is held to what it must
+already do: pass unclaimed markup through, match the reference on its own
+dialect, and keep conservation, invariance, its own holdback bound and warm = cold.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator, Sequence
+
+import pytest
+
+from tcr.corpora import bundled
+from tcr.corpus import read_recording
+from tcr.detector.core import StreamDetector
+from tcr.detector.events import Event, Rejected, Text, merge_text
+from tcr.detector.formats import HOLDBACK_BOUND, format_for_model, holdback_bound
+from tcr.dialects import BY_ID, DIALECTS
+from tcr.errors import TcrError
+from tcr.judge import Judge
+from tcr.rechunk import parse_strategy
+from tcr.stream import decode
+
+IDS = tuple(BY_ID)
+# The dialects that open on ``<tool_call>``: a claimed one opens the block, whatever its body.
+SHARED = frozenset({"hermes", "qwen3_coder", "glm45"})
+
+
+def events(detector: StreamDetector, chunks: Sequence[str]) -> list[Event]:
+    out: list[Event] = []
+    for chunk in chunks:
+        out += detector.feed(chunk)
+    return merge_text(out + detector.finish())
+
+
+def chunkings(text: str) -> Iterator[list[str]]:
+    """Whole, one character at a time, every 2-way split."""
+    yield [text]
+    yield list(text)
+    for k in range(1, len(text)):
+        yield [text[:k], text[k:]]
+
+
+def pinned(claimed: str, other: str) -> list[tuple[str, str, str]] | None:
+    """What a restricted detector does with another dialect's example, where it is not text.
+
+    A claimed dialect sharing ``<tool_call>`` opens the block and, the body being
+    none of its own, rejects it as malformed: vLLM's hermes parser does the same
+    (``json.loads`` fails, no call, the output is content). The think example
+    mentions ``<tool_call>`` inside its reasoning; unclaimed, ``<think>`` is text,
+    so that marker opens a block that never closes.
+    """
+    if claimed not in SHARED:
+        return None
+    if other in SHARED:
+        return [("Text", "", ""), ("Rejected", claimed, "malformed"), ("Text", "", "")]
+    if other == "think":
+        return [("Text", "", ""), ("Rejected", claimed, "unterminated")]
+    return None
+
+
+def shape(out: list[Event]) -> list[tuple[str, str, str]]:
+    return [
+        (type(e).__name__, e.format, e.reason)
+        if isinstance(e, Rejected)
+        else (type(e).__name__, "", "")
+        for e in out
+    ]
+
+
+@pytest.mark.parametrize(("claimed", "other"), [(d, e) for d in IDS for e in IDS if d != e])
+def test_another_dialects_example_is_text_to_a_restricted_detector(
+    claimed: str, other: str
+) -> None:
+    text = BY_ID[other].example.text
+    want = pinned(claimed, other)
+    whole = events(StreamDetector(dialects=[claimed]), [text])
+    for chunks in chunkings(text):
+        out = events(StreamDetector(dialects=[claimed]), chunks)
+        if want is None:
+            assert out == [Text(text)], chunks
+        else:
+            assert out == whole and shape(out) == want, chunks
+
+
+@pytest.mark.parametrize("claimed", IDS)
+def test_own_example_gives_what_the_unrestricted_reference_gives(claimed: str) -> None:
+    text = BY_ID[claimed].example.text
+    for chunks in chunkings(text):
+        assert events(StreamDetector(dialects=[claimed]), chunks) == events(
+            StreamDetector(), chunks
+        ), chunks
+
+
+def test_holdback_bound_is_the_longest_claimed_opener_minus_one() -> None:
+    assert holdback_bound() == HOLDBACK_BOUND == StreamDetector().holdback_bound
+    assert holdback_bound(IDS) == HOLDBACK_BOUND
+    for d in DIALECTS:
+        assert holdback_bound([d.id]) == max(map(len, d.opens)) - 1
+        assert StreamDetector(dialects=[d.id]).holdback_bound == holdback_bound([d.id])
+    assert holdback_bound(["hermes", "python_tag"]) == len("<|python_tag|>") - 1
+
+
+def test_unclaimed_think_is_text_and_claimed_think_is_reasoning() -> None:
+    text = "<think>plan</think>Done."
+    assert events(StreamDetector(dialects=["hermes"]), list(text)) == [Text(text)]
+    out = events(StreamDetector(dialects=["think"]), list(text))
+    assert [type(e).__name__ for e in out] == ["Reasoning", "Text"]
+
+
+def test_nothing_is_held_for_an_unclaimed_opener() -> None:
+    detector = StreamDetector(dialects=["hermes"])
+    assert detector.feed("a <|python_tag") == [Text("a <|python_tag")]
+    assert detector.feed(" b <tool_ca") == [Text(" b ")]
+    assert detector.state.pending == "<tool_ca"
+
+
+@pytest.mark.parametrize(
+    "dialects",
+    [["nope"], ["hermes", "nope"], [], "hermes"],
+    ids=["unknown", "mixed", "empty", "str"],
+)
+def test_a_bad_claim_is_a_tcr_error_listing_the_known_ids(dialects: list[str] | str) -> None:
+    with pytest.raises(TcrError) as caught:
+        StreamDetector(dialects=dialects)
+    assert "known: " + ", ".join(IDS) in str(caught.value)
+    if "nope" in dialects:
+        assert "'nope'" in str(caught.value)
+
+
+def test_state_reset_and_claim_attribute() -> None:
+    detector = StreamDetector(dialects=["hermes"])
+    assert detector.dialects == frozenset({"hermes"}) and StreamDetector().dialects is None
+    detector.feed("x <tool_call>{")
+    assert detector.state.block_format == "hermes"
+    detector.reset()
+    assert detector.state.block_format is None and detector.state.pending == ""
+
+
+def test_format_for_model_seeds_only_claimed_dialects() -> None:
+    for pattern, dialect_id in [(p, d.id) for d in DIALECTS for p in d.model_seeds][:5]:
+        name = pattern.replace("*", "x")
+        seed = format_for_model(name)
+        assert format_for_model(name, dialects=[dialect_id]) == seed == dialect_id or seed is None
+        others = [i for i in IDS if i != seed]
+        assert format_for_model(name, dialects=others) != seed or seed is None
+
+
+def bundled_messages() -> list[tuple[str, list[str], list[str] | None]]:
+    found: list[tuple[str, list[str], list[str] | None]] = []
+    for path in bundled():
+        recording = read_recording(path)
+        content = decode(recording).content
+        if content:
+            found.append((path.stem, content, recording.tools))
+    return found
+
+
+@pytest.mark.parametrize("claimed", IDS)
+@pytest.mark.slow
+def test_restricted_detector_keeps_its_invariants_on_every_bundled_recording(claimed: str) -> None:
+    factory = functools.partial(StreamDetector, dialects=[claimed])
+    checks = ("conservation", "invariance", "holdback", "warm_cold")
+    strategies = [parse_strategy(s) for s in ("whole", "boundary")]
+    for name, content, tools in bundled_messages():
+        text = "".join(content)
+        judge = Judge(factory, text, tools=tools, checks=checks, bound=holdback_bound([claimed]))
+        runs = [content] + [c.chunks for s in strategies for c in s.chunkings(text)]
+        runs += [c.chunks for c in parse_strategy("random:6").chunkings(text, runs=3, seed=1)]
+        for chunks in runs:
+            verdict = judge.verdict(list(chunks))
+            assert verdict.ok, f"{claimed} on {name}: {verdict.violations[:3]}"
