@@ -35,6 +35,7 @@ def main() -> None:
 
 def _register() -> None:
     from tcr.commands.bless import bless, review
+    from tcr.commands.dialects import dialects
     from tcr.commands.fuzz import fuzz
     from tcr.commands.importer import import_command
     from tcr.commands.record import record
@@ -45,6 +46,7 @@ def _register() -> None:
 
     main.add_command(record)
     main.add_command(bless)
+    main.add_command(dialects)
     main.add_command(review)
     main.add_command(fuzz)
     main.add_command(import_command)

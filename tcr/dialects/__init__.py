@@ -8,6 +8,8 @@ Adding a dialect is adding its module and one line to ``_FAMILIES``.
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass
+from typing import Any
 
 from tcr.dialects._calls import BodyError, ParsedCall
 from tcr.dialects._record import (
@@ -32,6 +34,7 @@ __all__ = [
     "Call",
     "Closing",
     "Dialect",
+    "DialectRow",
     "Draws",
     "Example",
     "Grammar",
@@ -41,6 +44,7 @@ __all__ = [
     "Rendered",
     "Tools",
     "dialect",
+    "rows",
 ]
 
 # One line per family: its module in this package, which exports ``DIALECT``.
@@ -76,3 +80,49 @@ def dialect(dialect_id: str) -> Dialect:
         return BY_ID[dialect_id]
     except KeyError:
         raise KeyError(f"unknown dialect {dialect_id!r}; known: {', '.join(BY_ID)}") from None
+
+
+@dataclass(frozen=True, slots=True)
+class DialectRow:
+    """What ``tcr dialects`` shows of one dialect: its markers, where it opens, an example."""
+
+    id: str
+    kind: str
+    summary: str
+    opens: tuple[str, ...]
+    closes: tuple[str, ...]
+    special_tokens: tuple[str, ...]  # of its opening and closing markers, those one token
+    opens_where: str  # "anywhere", or "message start" (only while all before is white space)
+    example: str
+    parser_names: tuple[str, ...]  # the engines' --tool-call-parser / reasoning parser names
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "summary": self.summary,
+            "opens": list(self.opens),
+            "closes": list(self.closes),
+            "special_tokens": list(self.special_tokens),
+            "opens_where": self.opens_where,
+            "example": self.example,
+            "parser_names": list(self.parser_names),
+        }
+
+
+def rows() -> list[DialectRow]:
+    """One row per registered dialect, in registry order (``tcr dialects``)."""
+    return [
+        DialectRow(
+            id=d.id,
+            kind=d.kind.value,
+            summary=d.summary,
+            opens=d.opens,
+            closes=d.closes,
+            special_tokens=tuple(m for m in (*d.opens, *d.closes) if m in d.special_tokens),
+            opens_where="anywhere" if d.anywhere else "message start",
+            example=d.example.text,
+            parser_names=d.parser_names,
+        )
+        for d in DIALECTS
+    ]

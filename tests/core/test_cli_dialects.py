@@ -1,0 +1,55 @@
+"""``tcr dialects``: every registered id, its markers and an example, as text or JSON."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from tcr.cli import main
+from tcr.dialects import BY_ID, DIALECTS, rows
+
+
+def invoke(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, ["dialects", *args])
+    return result.exit_code, result.output
+
+
+def test_json_lists_every_id_in_registry_order_with_markers_example_and_engine_names() -> None:
+    code, out = invoke("--json")
+    assert code == 0, out
+    listed = json.loads(out)
+    assert [row["id"] for row in listed] == list(BY_ID)
+    hermes = listed[[row["id"] for row in listed].index("hermes")]
+    assert hermes["opens"] == ["<tool_call>"] and hermes["closes"] == ["</tool_call>"]
+    assert hermes["special_tokens"] == ["<tool_call>", "</tool_call>"]
+    assert hermes["opens_where"] == "anywhere" and hermes["parser_names"] == ["hermes"]
+    assert hermes["example"] == BY_ID["hermes"].example.text
+    assert listed[[row["id"] for row in listed].index("bare_json")]["opens_where"] == (
+        "message start"
+    )
+    assert listed == [row.as_dict() for row in rows()]
+
+
+def test_text_names_every_id_its_markers_and_engine_names() -> None:
+    code, out = invoke()
+    assert code == 0, out
+    for d in DIALECTS:
+        assert f"\n{d.id} (" in "\n" + out
+        for marker in d.opens:
+            assert repr(marker) in out
+        for name in d.parser_names:
+            assert name in out
+    assert "'<tool_call>'*" in out  # a special token is starred
+
+
+def test_help_ends_with_examples() -> None:
+    code, out = invoke("--help")
+    assert code == 0
+    last = [line.strip() for line in out.rstrip().splitlines()[-4:]]
+    assert last == [
+        "Examples:",
+        "tcr dialects",
+        "tcr dialects --json | jq -r '.[].id'",
+        "tcr dialects --json | jq '.[] | select(.id == \"hermes\")'",
+    ]
