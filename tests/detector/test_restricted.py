@@ -27,6 +27,7 @@ from tcr.stream import decode
 IDS = tuple(BY_ID)
 # The dialects that open on ``<tool_call>``: a claimed one opens the block, whatever its body.
 SHARED = frozenset({"hermes", "qwen3_coder", "glm45"})
+LARGE_TEXT = 100_000
 
 
 def events(detector: StreamDetector, chunks: Sequence[str]) -> list[Event]:
@@ -141,12 +142,10 @@ def test_state_reset_and_claim_attribute() -> None:
 
 
 def test_format_for_model_seeds_only_claimed_dialects() -> None:
-    for pattern, dialect_id in [(p, d.id) for d in DIALECTS for p in d.model_seeds][:5]:
-        name = pattern.replace("*", "x")
-        seed = format_for_model(name)
-        assert format_for_model(name, dialects=[dialect_id]) == seed == dialect_id or seed is None
-        others = [i for i in IDS if i != seed]
-        assert format_for_model(name, dialects=others) != seed or seed is None
+    assert format_for_model("Qwen/Qwen3-8B") == "hermes"
+    assert format_for_model("Qwen/Qwen3-8B", dialects=["hermes", "think"]) == "hermes"
+    assert format_for_model("Qwen/Qwen3-8B", dialects=["qwen3_coder"]) is None
+    assert format_for_model("glm-4.5-air", dialects=["hermes", "glm45"]) == "glm45"
 
 
 def bundled_messages() -> list[tuple[str, list[str], list[str] | None]]:
@@ -164,12 +163,14 @@ def bundled_messages() -> list[tuple[str, list[str], list[str] | None]]:
 def test_restricted_detector_keeps_its_invariants_on_every_bundled_recording(claimed: str) -> None:
     factory = functools.partial(StreamDetector, dialects=[claimed])
     checks = ("conservation", "invariance", "holdback", "warm_cold")
-    strategies = [parse_strategy(s) for s in ("whole", "boundary")]
+    strategies = [parse_strategy(s) for s in ("char", "boundary")]
     for name, content, tools in bundled_messages():
         text = "".join(content)
         judge = Judge(factory, text, tools=tools, checks=checks, bound=holdback_bound([claimed]))
-        runs = [content] + [c.chunks for s in strategies for c in s.chunkings(text)]
-        runs += [c.chunks for c in parse_strategy("random:6").chunkings(text, runs=3, seed=1)]
+        runs: list[Sequence[str]] = [content, [text]]
+        if len(text) <= LARGE_TEXT:  # the 1 MB too_long recording: as recorded and whole
+            runs += [c.chunks for s in strategies for c in s.chunkings(text)]
+            runs += [c.chunks for c in parse_strategy("random:6").chunkings(text, runs=3, seed=1)]
         for chunks in runs:
             verdict = judge.verdict(list(chunks))
             assert verdict.ok, f"{claimed} on {name}: {verdict.violations[:3]}"
