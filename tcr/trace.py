@@ -170,7 +170,9 @@ def iter_steps(
                     result = detector.feed(chunk) if many is None else next(many)
                     events = checked_events(result, "feed()")
                 state = snapshot_state(getattr(detector, "state", None)) if read_state else None
-            except Exception as error:  # any detector failure is a finding, reported
+            except KeyboardInterrupt:  # only Ctrl-C stops tcr
+                raise
+            except BaseException as error:  # SystemExit too: any detector failure is a finding
                 yield Crash(index, offset, describe_error(error))
                 return
             yield Step(index, chunk, offset, events, state)
@@ -211,14 +213,38 @@ _MISSING = object()
 
 
 def checked_events(result: object, call: str) -> tuple[Event, ...]:
-    """What ``feed()``/``finish()`` returned, as events; anything else is a ``TypeError``."""
-    # A wrong return type would otherwise surface as an obscure error deep in an oracle.
+    """What ``feed()``/``finish()`` returned, as events; anything else is a ``TypeError``.
+
+    Field types are checked too (``raw`` may be None): a ``Text`` of bytes would
+    otherwise surface as an obscure error deep in an oracle, not at its chunk.
+    """
     if not isinstance(result, list | tuple):
         raise TypeError(f"{call} returned {type(result).__name__}, not a list of events")
     for event in result:
-        if not isinstance(event, EVENT_TYPES):
+        fields = _STR_FIELDS.get(type(event)) or _fields_of_subclass(event)
+        if fields is None:
             raise TypeError(f"{call} returned a {type(event).__name__} among its events")
+        for name, optional in fields:
+            value = getattr(event, name)
+            if not isinstance(value, str) and not (optional and value is None):
+                kind = f"{type(event).__name__}.{name} is {type(value).__name__}"
+                raise TypeError(f"{call} returned {kind}, not str")
     return tuple(result)
+
+
+# Every field of every event is a str; the ones marked True may also be None.
+_Fields = tuple[tuple[str, bool], ...]
+_STR_FIELDS: dict[type, _Fields] = {
+    Text: (("text", False),),
+    ToolCall: (("name", False), ("arguments", False), ("raw", True), ("format", False)),
+    Reasoning: (("text", False), ("raw", True), ("format", False)),
+    Rejected: (("raw", True), ("content", False), ("reason", False)),
+}
+
+
+def _fields_of_subclass(event: object) -> _Fields | None:
+    """The fields to check for a subclass of an event type (a dict lookup misses it)."""
+    return next((f for kind, f in _STR_FIELDS.items() if isinstance(event, kind)), None)
 
 
 def snapshot_state(state: object) -> object:

@@ -87,7 +87,9 @@ def _reset_part(
             for chunk in _truncate(cold.chunks, cut):
                 reused.feed(chunk)
         reset()
-    except Exception as error:  # a detector failure is a finding
+    except KeyboardInterrupt:  # only Ctrl-C stops tcr
+        raise
+    except BaseException as error:  # SystemExit too: a detector failure is a finding
         message = f"a reused detector raised {describe_error(error)} before its last message"
         return [violation(Check.WARM_COLD, message, cold.input, None, None)]
     return _compare(run_trace(reused, cold.chunks, states=False), reference, label)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 
-from tcr.detector import Event
+from tcr.detector import Event, Text
 from tcr.detector.core import StreamDetector
 
 
@@ -48,3 +48,25 @@ class _InterruptedInFeed(StreamDetector):
 
 def interrupted_in_feed(tools: list[str] | None = None) -> StreamDetector:
     return _InterruptedInFeed(tools=tools)
+
+
+class _ExitsBySysExit(StreamDetector):
+    def feed(self, chunk: str) -> list[Event]:
+        if "<tool_call>" in self.state.pending + chunk:
+            raise SystemExit("a parser calling sys.exit() on bad input")
+        return super().feed(chunk)
+
+
+def feed_sys_exits(tools: list[str] | None = None) -> StreamDetector:
+    """Calls ``sys.exit()`` in ``feed``: a crash finding, not the end of tcr."""
+    return _ExitsBySysExit(tools=tools)
+
+
+class _TextNotStr(StreamDetector):
+    def feed(self, chunk: str) -> list[Event]:
+        return [Text(chunk.encode())] if chunk else []  # type: ignore[arg-type]
+
+
+def text_not_str(tools: list[str] | None = None) -> StreamDetector:
+    """Emits ``Text`` whose text is bytes: a finding naming the chunk, not a traceback."""
+    return _TextNotStr(tools=tools)

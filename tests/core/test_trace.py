@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
+import pytest
 from toy_detectors import RaisesOnThirdChunk, ToyDetector, ToyState
 
-from tcr.detector.events import Event, Rejected, Text, ToolCall
+from tcr.detector.events import Event, Reasoning, Rejected, Text, ToolCall
 from tcr.trace import Crash, Placed, Step, merge_placed, place_events, run_trace
 
 CALL = '<tool_call>{"name": "f", "arguments": {}}</tool_call>'
@@ -20,10 +21,16 @@ class Scripted:
         self.answers = list(answers)
 
     def feed(self, chunk: str) -> list[Event]:
-        return self.answers.pop(0)  # type: ignore[return-value]
+        return self._answer()
 
     def finish(self) -> list[Event]:
-        return self.answers.pop(0)  # type: ignore[return-value]
+        return self._answer()
+
+    def _answer(self) -> list[Event]:
+        answer = self.answers.pop(0)
+        if isinstance(answer, BaseException):
+            raise answer
+        return answer  # type: ignore[return-value]
 
 
 def test_one_step_per_chunk_then_finish() -> None:
@@ -126,6 +133,46 @@ def test_wrong_return_type_is_a_crash_not_a_confusing_error_later() -> None:
     assert trace.crash == Crash(0, 0, "TypeError: feed() returned NoneType, not a list of events")
     trace = run_trace(Scripted(["a"]), ["a"])
     assert trace.crash == Crash(0, 0, "TypeError: feed() returned a str among its events")
+
+
+def test_system_exit_and_other_base_exceptions_are_crashes() -> None:
+    for error in (SystemExit("bye"), SystemExit(3), GeneratorExit()):
+        trace = run_trace(Scripted([], error), ["a", "b"])
+        assert trace.crash is not None and trace.crash.index == 1, error
+        assert trace.crash.error.startswith(type(error).__name__)
+
+
+def test_ctrl_c_in_a_detector_still_interrupts() -> None:
+    with pytest.raises(KeyboardInterrupt):
+        run_trace(Scripted(KeyboardInterrupt()), ["a"])
+
+
+@pytest.mark.parametrize(
+    ("event", "field"),
+    [
+        (Text(b"hi"), "Text.text is bytes"),
+        (ToolCall(1, "{}"), "ToolCall.name is int"),
+        (ToolCall("f", {}), "ToolCall.arguments is dict"),
+        (ToolCall("f", "{}", raw=3), "ToolCall.raw is int"),
+        (ToolCall("f", "{}", format=None), "ToolCall.format is NoneType"),
+        (Reasoning(None), "Reasoning.text is NoneType"),
+        (Rejected(None, 5), "Rejected.content is int"),
+        (Rejected("x", "x", reason=None), "Rejected.reason is NoneType"),
+    ],
+)
+def test_an_event_field_of_the_wrong_type_is_a_crash_naming_the_chunk(
+    event: object, field: str
+) -> None:
+    trace = run_trace(Scripted([Text("ok")], [event]), ["a", "b"])
+    assert trace.crash == Crash(1, 1, f"TypeError: feed() returned {field}, not str")
+    assert run_trace(Scripted([], [event]), ["a"]).crash == Crash(
+        1, 1, f"TypeError: finish() returned {field}, not str"
+    )
+
+
+def test_well_typed_events_pass_the_field_check() -> None:
+    events = [Text("a"), ToolCall("f", "{}"), Reasoning("r", "x", "f"), Rejected(None, "c")]
+    assert run_trace(Scripted(events, []), ["a"]).crash is None
 
 
 def test_empty_input_is_just_finish() -> None:

@@ -165,6 +165,24 @@ def test_detector_that_raises_in_feed_is_reported_with_the_chunk_index(corpus: P
     assert report.recordings == 3  # the run went on past the crash
 
 
+@pytest.mark.parametrize(
+    ("detector", "error"),
+    [
+        ("crashing_detectors:feed_sys_exits", "SystemExit: a parser calling sys.exit()"),
+        ("crashing_detectors:text_not_str", "TypeError: feed() returned Text.text is bytes"),
+    ],
+)
+def test_a_detector_that_exits_or_emits_wrong_types_is_a_crash_finding(
+    corpus: Path, detector: str, error: str
+) -> None:
+    report = run([corpus], detector=detector, runs=2, checks=["crash"])
+    crashes = [f.violation for _, f in report.failures if f.violation.check == "crash"]
+    assert crashes, report.to_dict()
+    assert all(v.chunk is not None and error in v.message for v in crashes)
+    assert report.exit_code == EXIT_ERROR
+    assert report.recordings == 3  # the run went on past the crash
+
+
 def test_factory_without_tools_keyword_is_called_bare(corpus: Path) -> None:
     assert (
         run([corpus], detector="crashing_detectors:no_tools_keyword", runs=2).exit_code == EXIT_OK
