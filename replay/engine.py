@@ -49,6 +49,7 @@ class Plan:
     layer: str
     exitfirst: bool
     minimize: bool
+    timeout: float | None = None  # seconds per message run: see tcr.time_limit
 
     @property
     def slots(self) -> tuple[Strategy | None, ...]:
@@ -74,6 +75,7 @@ def load(path: Path, plan: Plan) -> Replay | InputError:
         tools=tools,
         expectation=expectation,
         checks=plan.checks,
+        timeout=plan.timeout,
     )
     if plan.layer == "content":
         try:
@@ -183,7 +185,13 @@ class Replay:
         """Another text: the whole run is redone for it (no expectation applies)."""
 
         def fails(chunks: Sequence[str]) -> bool:
-            judge = Judge(self.judge.factory, "".join(chunks), tools=self.tools, checks=(check,))
+            judge = Judge(
+                self.judge.factory,
+                "".join(chunks),
+                tools=self.tools,
+                checks=(check,),
+                timeout=self.judge.timeout,
+            )
             return any(v.check == check for v in judge.verdict(chunks).violations)
 
         return fails

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tcr.detector.events import Detector, Event, Reasoning, Rejected, Text, ToolCall
+from tcr.time_limit import OverTime, message_time_limit
 
 __all__ = [
     "EVENT_TYPES",
@@ -68,7 +69,8 @@ class Crash:
 
     index: int
     offset: int
-    error: str  # one line, e.g. "ValueError: boom"
+    error: str  # one line, e.g. "ValueError: boom", or "took longer than 10 s"
+    timed_out: bool = False  # the message went over its time limit in this step
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,8 +120,17 @@ def describe_error(error: BaseException) -> str:
     return text if len(text) <= 200 else text[:199] + "…"
 
 
-def run_trace(detector: Detector, chunks: Sequence[str], *, states: bool = True) -> Trace:
+def run_trace(
+    detector: Detector,
+    chunks: Sequence[str],
+    *,
+    states: bool = True,
+    timeout: float | None = None,
+) -> Trace:
     """Feed every chunk, then finish, recording each step (``iter_steps``).
+
+    ``timeout``: seconds the whole message may take (``tcr.time_limit``); a run
+    over it ends with a ``Crash`` at the step it was in, ``timed_out``.
 
     ``states=False`` skips reading ``detector.state`` after each step; a replay
     that only runs the oracles does not need it, and a state snapshot per chunk
@@ -131,11 +142,18 @@ def run_trace(detector: Detector, chunks: Sequence[str], *, states: bool = True)
     chunk_tuple = tuple(chunks)
     steps: list[Step] = []
     # closing(): a crash ends the run at once, and a feed_many() pipeline with it
-    with closing(iter_steps(detector, chunk_tuple, states=states)) as stepping:
-        for item in stepping:
-            if isinstance(item, Crash):
-                return Trace(chunk_tuple, tuple(steps), item)
-            steps.append(item)
+    try:
+        with (
+            message_time_limit(timeout),
+            closing(iter_steps(detector, chunk_tuple, states=states)) as stepping,
+        ):
+            for item in stepping:
+                if isinstance(item, Crash):
+                    return Trace(chunk_tuple, tuple(steps), item)
+                steps.append(item)
+    except OverTime as error:  # the alarm went off between two steps, not inside one
+        offset = steps[-1].end if steps else 0
+        return Trace(chunk_tuple, tuple(steps), Crash(len(steps), offset, str(error), True))
     return Trace(chunk_tuple, tuple(steps), None)
 
 
@@ -172,6 +190,9 @@ def iter_steps(
                 state = snapshot_state(getattr(detector, "state", None)) if read_state else None
             except KeyboardInterrupt:  # only Ctrl-C stops tcr
                 raise
+            except OverTime as error:
+                yield Crash(index, offset, str(error), timed_out=True)
+                return
             except BaseException as error:  # SystemExit too: any detector failure is a finding
                 yield Crash(index, offset, describe_error(error))
                 return

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import time
 
 from tcr.detector import Event, Text
 from tcr.detector.core import StreamDetector
@@ -70,3 +71,15 @@ class _TextNotStr(StreamDetector):
 def text_not_str(tools: list[str] | None = None) -> StreamDetector:
     """Emits ``Text`` whose text is bytes: a finding naming the chunk, not a traceback."""
     return _TextNotStr(tools=tools)
+
+
+class _HangsOnACall(StreamDetector):
+    def feed(self, chunk: str) -> list[Event]:
+        if "<tool_call>" in self.state.pending + chunk:
+            time.sleep(30)  # a hang, as far as any time limit in the tests goes
+        return super().feed(chunk)
+
+
+def hangs_on_a_call(tools: list[str] | None = None) -> StreamDetector:
+    """Hangs in ``feed`` once it sees a call: over ``--timeout``, a finding at that chunk."""
+    return _HangsOnACall(tools=tools)

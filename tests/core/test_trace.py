@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import signal
+import threading
+import time
 from collections.abc import Iterator, Sequence
 
 import pytest
@@ -260,3 +263,57 @@ def test_feed_many_raising_at_a_chunk_is_a_crash_at_that_chunk() -> None:
 def test_feed_many_giving_too_few_results_is_a_crash_at_the_first_missing() -> None:
     trace = run_trace(Batched(results=1), ["ab", "cd"], states=False)
     assert trace.crash == Crash(1, 2, "TypeError: feed_many() stopped after 1 of 2 chunks")
+
+
+class SlowOnSecondChunk(ToyDetector):
+    """Takes 0.3 s on its second chunk: over a 0.1 s limit, under none."""
+
+    def __init__(self, tools: Sequence[str] | None = None, format: str | None = None) -> None:
+        super().__init__(tools, format)
+        self._fed = 0
+
+    def feed(self, chunk: str) -> list[Event]:
+        self._fed += 1
+        if self._fed == 2:
+            time.sleep(0.3)
+        return super().feed(chunk)
+
+
+def test_a_message_over_the_time_limit_is_a_crash_at_the_chunk_it_was_in() -> None:
+    trace = run_trace(SlowOnSecondChunk(), ["ab", "cd", "ef"], timeout=0.1)
+    assert trace.crash == Crash(1, 2, "took longer than 0.1 s", timed_out=True)
+    assert [s.index for s in trace.steps] == [0]
+
+
+def test_without_a_time_limit_a_slow_message_just_takes_its_time() -> None:
+    assert run_trace(SlowOnSecondChunk(), ["ab", "cd", "ef"]).crash is None
+
+
+def test_the_time_limit_is_disarmed_after_the_message() -> None:
+    assert run_trace(ToyDetector(), ["ab"], timeout=0.05).crash is None
+    time.sleep(0.1)  # an alarm left armed would raise here
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+def test_a_detector_that_catches_exception_does_not_swallow_the_time_limit() -> None:
+    class Swallows(ToyDetector):
+        def feed(self, chunk: str) -> list[Event]:
+            try:
+                time.sleep(0.3)
+            except Exception:  # the broad catch a time limit must get through
+                return [Text("swallowed")]
+            return []
+
+    assert run_trace(Swallows(), ["a"], timeout=0.1).crash == Crash(
+        0, 0, "took longer than 0.1 s", timed_out=True
+    )
+
+
+def test_off_the_main_thread_there_is_no_time_limit() -> None:
+    traces: list[object] = []
+    worker = threading.Thread(
+        target=lambda: traces.append(run_trace(SlowOnSecondChunk(), ["a", "b"], timeout=0.1))
+    )
+    worker.start()
+    worker.join()
+    assert [getattr(t, "crash", "?") for t in traces] == [None]
