@@ -97,4 +97,4 @@ class Judge:
 
     def warm_cold(self, chunks: Sequence[str]) -> Verdict:
         """Warm equals cold on one chunking (it judges the factory, not a trace)."""
-        return warm_cold_verdict(self.factory, chunks, tools=self.tools)
+        return warm_cold_verdict(self.factory, chunks, tools=self.tools, timeout=self.timeout)
