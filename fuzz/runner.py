@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 from tcr._runtime.pool import pickled_for_workers
 from tcr.detector.loader import REFERENCE, DetectorSpec, Factory, resolve_detector
 from tcr.errors import TcrError
-from tcr.minimize import minimize_splits
+from tcr.minimize import FLAKY, NotFailing, minimize_splits
 from tcr.oracle import Violation
 from tcr.shard import check_shard
 from tcr.time_limit import check_timeout
@@ -444,8 +444,12 @@ def _finding(search: _Search, checker: CaseChecker, report: FuzzReport) -> Findi
         return bool(found) and found[0].check == check
 
     if len(case.chunks) > 1:
-        case = replace(case, chunks=tuple(minimize_splits(case.chunks, fails, budget=2000)))
-        violations = checker.check(case) or violations
+        try:
+            case = replace(case, chunks=tuple(minimize_splits(case.chunks, fails, budget=2000)))
+            violations = checker.check(case) or violations
+        except NotFailing:  # it failed a moment ago: the detector answers at random
+            first = violations[0]
+            violations = [replace(first, message=f"{first.message} ({FLAKY})"), *violations[1:]]
     return Finding(
         violation=violations[0],
         violations=tuple(violations),

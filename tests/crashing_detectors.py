@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing
 import os
 import time
@@ -83,3 +84,22 @@ class _HangsOnACall(StreamDetector):
 def hangs_on_a_call(tools: list[str] | None = None) -> StreamDetector:
     """Hangs in ``feed`` once it sees a call: over ``--timeout``, a finding at that chunk."""
     return _HangsOnACall(tools=tools)
+
+
+_made = itertools.count()
+
+
+class _CrashesEveryOtherTime(StreamDetector):
+    def __init__(self, tools: list[str] | None = None) -> None:
+        super().__init__(tools=tools)
+        self.crashes = next(_made) % 2 == 1  # global state: the same input, another answer
+
+    def feed(self, chunk: str) -> list[Event]:
+        if self.crashes and "<tool_call>" in self.state.pending + chunk:
+            raise RuntimeError("only sometimes")
+        return super().feed(chunk)
+
+
+def flaky(tools: list[str] | None = None) -> StreamDetector:
+    """Crashes on a call in every other detector made: not reproducible, so not shrinkable."""
+    return _CrashesEveryOtherTime(tools=tools)

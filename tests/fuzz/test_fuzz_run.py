@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from tcr.errors import TcrError
 from tcr.fuzz import FuzzReport, run, runner
 from tcr.fuzz.check import CaseChecker
 from tcr.fuzz.model import Case
+from tcr.minimize import FLAKY
 from tcr.oracle import Violation
 from tcr.replay import run as replay
 
@@ -203,3 +205,15 @@ def test_fuzz_timeout_must_be_positive() -> None:
     result = CliRunner().invoke(main, ["fuzz", "--max-examples", "1", "--timeout", "0"])
     assert result.exit_code == 2
     assert "--timeout must be a positive number of seconds, not 0" in result.output
+
+
+def test_a_finding_that_does_not_fail_again_is_kept_unshrunk_and_called_flaky() -> None:
+    # What a detector with global state leaves: a failure Hypothesis saw, not failing now.
+    case = Case(("hi ", "there"), None, None, "test")
+    seen = Violation("crash", "the detector raised RuntimeError: only sometimes", 1, 3, "")
+    search = runner._Search(CaseChecker(StreamDetector), time.perf_counter() + 60, 0.0)
+    search.best, search.original, search.first_failure = (case, [seen]), case, 0.0
+    report = FuzzReport("flaky", 0, None, 1, ())
+    finding = runner._finding(search, search.checker, report)
+    assert finding.case == case
+    assert finding.violation.message == f"{seen.message} ({FLAKY})"

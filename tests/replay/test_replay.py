@@ -209,6 +209,14 @@ def test_timeout_on_the_command_line(corpus: Path) -> None:
     assert "--timeout must be a positive number of seconds, not 0" in bad.output
 
 
+def test_a_flaky_detector_is_reported_flaky_and_not_shrunk(corpus: Path) -> None:
+    report = run([corpus], detector="crashing_detectors:flaky", runs=2, checks=["crash"])
+    messages = [f.violation.message for _, f in report.failures]
+    assert messages, report.to_dict()
+    assert any("flaky: the same input did not fail again" in m for m in messages), messages
+    assert report.recordings == 3
+
+
 def test_factory_without_tools_keyword_is_called_bare(corpus: Path) -> None:
     assert (
         run([corpus], detector="crashing_detectors:no_tools_keyword", runs=2).exit_code == EXIT_OK
