@@ -132,7 +132,7 @@ def _plan(
     layer: str,
     exitfirst: bool,
     minimize: bool,
-    timeout: float | None,
+    timeout: float | None = None,
 ) -> Plan:
     if layer not in LAYERS:
         raise TcrError(f"layer {layer!r}: expected one of {', '.join(LAYERS)}")
