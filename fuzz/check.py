@@ -41,15 +41,21 @@ def _samples_warm_cold(text: str) -> bool:
 class CaseChecker:
     """Judges cases for one detector factory; one detector per message (ARCHITECTURE.md §5.2)."""
 
-    def __init__(self, factory: Factory) -> None:
+    def __init__(self, factory: Factory, timeout: float | None = None) -> None:
         self.factory = factory
+        self.timeout = timeout  # seconds per message run: see tcr.time_limit
 
     def check(self, case: Case) -> list[Violation]:
         """Every violation of every oracle, in the order of ``tcr.oracle.CHECKS``."""
         text = case.text
         expectation = None if case.truth is None else case.truth.expectation()
         judge = Judge(
-            self.factory, text, tools=case.tools, expectation=expectation, checks=TRACE_CHECKS
+            self.factory,
+            text,
+            tools=case.tools,
+            expectation=expectation,
+            checks=TRACE_CHECKS,
+            timeout=self.timeout,
         )
         try:
             whole = judge.whole

@@ -29,9 +29,10 @@ from hypothesis import strategies as st
 from tcr._runtime.pool import pickled_for_workers
 from tcr.detector.loader import REFERENCE, DetectorSpec, Factory, resolve_detector
 from tcr.errors import TcrError
-from tcr.minimize import minimize_splits
+from tcr.minimize import FLAKY, NotFailing, minimize_splits
 from tcr.oracle import Violation
 from tcr.shard import check_shard
+from tcr.time_limit import check_timeout
 
 from .check import CaseChecker, FactoryFailed
 from .dialects import DIALECT_IDS
@@ -204,6 +205,7 @@ class _Plan:
     spec: str
     formats: tuple[str, ...]
     seeds: list[Seed]
+    timeout: float | None = None  # seconds per message run: see tcr.time_limit
 
 
 def run(
@@ -218,6 +220,7 @@ def run(
     on_progress: Progress | None = None,
     shard: tuple[int, int] | None = None,
     jobs: int = 1,
+    timeout: float | None = None,
 ) -> FuzzReport:
     """Fuzz a detector with generated messages and mutated recordings; stop at the first failure.
 
@@ -230,8 +233,10 @@ def run(
     ``jobs`` > 1 spreads the search over that many processes: the counts are
     summed, the budget is the wall time of the run, and the first failure stops
     every worker; as with ``tcr.replay.run``, the workers are fresh processes that
-    import the detector factory by name. Raises ``TcrError`` for unusable options
-    and a worker that dies; a detector that crashes is a finding (check ``crash``).
+    import the detector factory by name. ``timeout``: seconds one run of one
+    message may take in an in-process detector (None: no limit). Raises
+    ``TcrError`` for unusable options and a worker that dies; a detector that
+    crashes or goes over the time limit is a finding (check ``crash``).
     """
     if budget_s is not None and budget_s <= 0:
         raise TcrError(f"budget must be positive, not {budget_s} s")
@@ -244,6 +249,7 @@ def run(
     if budget_s is None and max_examples is None:
         budget_s = DEFAULT_BUDGET_S
     plan, skipped = _plan(detector, formats, corpus)
+    plan = replace(plan, timeout=check_timeout(timeout))
     report = FuzzReport(
         plan.spec,
         seed,
@@ -273,7 +279,7 @@ def _search(
     report: FuzzReport, plan: _Plan, save: str | Path | None, on_progress: Progress | None
 ) -> None:
     started = time.perf_counter()
-    checker = CaseChecker(plan.factory)
+    checker = CaseChecker(plan.factory, plan.timeout)
     search = _Search(checker, _deadline(started, report.budget_s), started)
     _run_batches(
         report,
@@ -331,7 +337,7 @@ def _work(
         whole.formats,
         shard=whole.shard,
     )
-    checker = CaseChecker(plan.factory)
+    checker = CaseChecker(plan.factory, plan.timeout)
     search = _Search(
         checker, _deadline(started, whole.budget_s), started, state.stopped, state.claim
     )
@@ -438,8 +444,12 @@ def _finding(search: _Search, checker: CaseChecker, report: FuzzReport) -> Findi
         return bool(found) and found[0].check == check
 
     if len(case.chunks) > 1:
-        case = replace(case, chunks=tuple(minimize_splits(case.chunks, fails, budget=2000)))
-        violations = checker.check(case) or violations
+        try:
+            case = replace(case, chunks=tuple(minimize_splits(case.chunks, fails, budget=2000)))
+            violations = checker.check(case) or violations
+        except NotFailing:  # it failed a moment ago: the detector answers at random
+            first = violations[0]
+            violations = [replace(first, message=f"{first.message} ({FLAKY})"), *violations[1:]]
     return Finding(
         violation=violations[0],
         violations=tuple(violations),

@@ -14,7 +14,7 @@ from __future__ import annotations
 import shlex
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from tcr.corpus import Recording, read_recording
@@ -22,7 +22,7 @@ from tcr.detector.loader import DetectorSpec
 from tcr.errors import FactoryError, TcrError
 from tcr.expectation import Expectation
 from tcr.judge import Judge
-from tcr.minimize import minimize_splits, minimize_text
+from tcr.minimize import FLAKY, NotFailing, minimize_splits, minimize_text
 from tcr.oracle import CHECKS, Check, Violation
 from tcr.rechunk import Chunking, Strategy, splits_spec
 from tcr.stream import Decoded, decode, decode_bytes
@@ -49,6 +49,7 @@ class Plan:
     layer: str
     exitfirst: bool
     minimize: bool
+    timeout: float | None = None  # seconds per message run: see tcr.time_limit
 
     @property
     def slots(self) -> tuple[Strategy | None, ...]:
@@ -74,6 +75,7 @@ def load(path: Path, plan: Plan) -> Replay | InputError:
         tools=tools,
         expectation=expectation,
         checks=plan.checks,
+        timeout=plan.timeout,
     )
     if plan.layer == "content":
         try:
@@ -183,7 +185,13 @@ class Replay:
         """Another text: the whole run is redone for it (no expectation applies)."""
 
         def fails(chunks: Sequence[str]) -> bool:
-            judge = Judge(self.judge.factory, "".join(chunks), tools=self.tools, checks=(check,))
+            judge = Judge(
+                self.judge.factory,
+                "".join(chunks),
+                tools=self.tools,
+                checks=(check,),
+                timeout=self.judge.timeout,
+            )
             return any(v.check == check for v in judge.verdict(chunks).violations)
 
         return fails
@@ -192,8 +200,11 @@ class Replay:
         check = violation.check
         chunks: Sequence[str] = chunking.chunks
         if self.plan.minimize and len(chunks) > 1:
-            chunks = minimize_splits(chunks, self.fails(check), budget=MINIMIZE_BUDGET)
-        splits = Chunking("splits", "min", tuple(chunks)).splits
+            try:
+                chunks = minimize_splits(chunks, self.fails(check), budget=MINIMIZE_BUDGET)
+            except NotFailing:  # it failed a moment ago: the detector answers at random
+                flaky = replace(violation, message=f"{violation.message} ({FLAKY})")
+                return self._failure(chunking, flaky, chunking.chunks, chunking.chunks)
         violation = self.violation_on(chunks, check) or violation
         shortest: Sequence[str] = chunks
         # The reproducer keeps the recorded text; the pytest snippet needs only the
@@ -203,14 +214,24 @@ class Replay:
                 shortest = minimize_text(chunks, self.fails_shorter(check), budget=MINIMIZE_BUDGET)
             except ValueError:  # fails only on the whole text (e.g. needs the recorded context)
                 shortest = chunks
+        return self._failure(chunking, violation, chunks, shortest)
+
+    def _failure(
+        self,
+        chunking: Chunking[str],
+        violation: Violation,
+        chunks: Sequence[str],
+        shortest: Sequence[str],
+    ) -> Failure:
+        splits = Chunking("splits", "min", tuple(chunks)).splits
         return Failure(
             violation=violation,
             label=chunking.label,
             splits=splits,
             original_splits=len(chunking.chunks) - 1,
             chunks=tuple(shortest),
-            reproducer=self.reproducer(splits, check),
-            snippet=self.snippet(shortest, check),
+            reproducer=self.reproducer(splits, violation.check),
+            snippet=self.snippet(shortest, violation.check),
         )
 
     def violation_on(self, chunks: Sequence[str], check: Check) -> Violation | None:

@@ -20,6 +20,7 @@ from tcr.judge import Judge, checks_of
 from tcr.oracle import TRACE_CHECKS, Verdict
 from tcr.rechunk import DEFAULT_STRATEGIES, parse_strategy
 from tcr.shard import check_shard, parse_shard
+from tcr.time_limit import check_timeout
 
 from .engine import Plan, load
 from .jobs import Progress, replay_in_processes, split_tasks
@@ -53,11 +54,14 @@ def run(
     on_progress: Progress | None = None,
     shard: tuple[int, int] | None = None,
     jobs: int = 1,
+    timeout: float | None = None,
 ) -> Report:
     """Replay recordings (files or directories; None: the bundled corpora).
 
     ``shard=(k, n)`` replays the k-th of n deterministic shares of the sorted
     recordings (1 <= k <= n; the n shards cover every recording exactly once).
+    ``timeout``: seconds one run of one message may take in an in-process
+    detector (None: no limit); a run over it is a ``crash`` finding at its chunk.
     ``jobs`` > 1 replays in that many processes (a large recording's strategies and
     random runs spread over them too); the report is the same, in the same order.
     The workers are fresh processes: they import the detector factory by name, and
@@ -66,7 +70,9 @@ def run(
     check, a detector that cannot be loaded, a missing path); everything found
     while replaying goes into the ``Report``.
     """
-    plan = _plan(strategies, runs, seed, detector, tools, checks, layer, exitfirst, minimize)
+    plan = _plan(
+        strategies, runs, seed, detector, tools, checks, layer, exitfirst, minimize, timeout
+    )
     if jobs < 1:
         raise TcrError(f"--jobs must be at least 1, not {jobs}")
     if paths is None:
@@ -126,6 +132,7 @@ def _plan(
     layer: str,
     exitfirst: bool,
     minimize: bool,
+    timeout: float | None = None,
 ) -> Plan:
     if layer not in LAYERS:
         raise TcrError(f"layer {layer!r}: expected one of {', '.join(LAYERS)}")
@@ -148,6 +155,7 @@ def _plan(
         layer=layer,
         exitfirst=exitfirst,
         minimize=minimize,
+        timeout=check_timeout(timeout),
     )
 
 

@@ -25,6 +25,7 @@ from tcr.judge import Judge
 from tcr.oracle import TRACE_CHECKS, Check, Verdict, Violation
 from tcr.rechunk import Strategy, parse_strategy
 from tcr.stream import Decoded, Delta, StreamDecoder, decode_bytes
+from tcr.time_limit import check_timeout
 from tcr.trace import Placed, Trace, place_events
 
 from .show_render import clip as _clip
@@ -45,13 +46,16 @@ def summarize(
     tools: list[str] | None = None,
     rechunk: str = "original",
     seed: int = 0,
+    timeout: float | None = None,
 ) -> ShowSummary:
     """Everything about one recording; see the module docstring.
 
     ``tools`` overrides the recording's declared tools (``[]`` declares none);
     ``rechunk`` must name one chunking (``random`` uses run 0 of ``seed``).
+    ``timeout``: seconds each run of the message may take (None: no limit).
     """
     strategy = parse_strategy(rechunk)  # input errors first, before any work
+    timeout = check_timeout(timeout)
     chosen = DetectorSpec.load(detector)
     recording = read_recording(path)
     declared = tools if tools is not None else recording.tools
@@ -76,7 +80,10 @@ def summarize(
         "recorded_chunks": len(decoded.content),
         "chunks": _offsets(chunks),
     }
-    judge = Judge(chosen.factory, "".join(chunks), tools=declared, expectation=recording.expect)
+    text = "".join(chunks)
+    judge = Judge(
+        chosen.factory, text, tools=declared, expectation=recording.expect, timeout=timeout
+    )
     run, verdict = _judge(judge, chunks)
     return dataclasses.replace(
         summary,

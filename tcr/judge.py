@@ -50,6 +50,7 @@ class Judge:
         expectation: Expectation | Mapping[str, Any] | None = None,
         checks: Collection[str] | None = None,
         bound: int = HOLDBACK_BOUND,
+        timeout: float | None = None,
     ) -> None:
         self.factory = factory
         self.text = text
@@ -58,6 +59,7 @@ class Judge:
         self.checks = checks_of(checks)
         self.trace_checks = tuple(c for c in self.checks if c in TRACE_CHECKS)
         self.bound = bound
+        self.timeout = timeout  # seconds per message run (tcr.time_limit); None: no limit
         self._whole: Trace | None = None
 
     def detector(self) -> Detector:
@@ -69,12 +71,13 @@ class Judge:
         """The run of the unsplit message: the reference of every chunking (made once)."""
         if self._whole is None:
             text = self.text
-            self._whole = run_trace(self.detector(), [text] if text else [], states=False)
+            chunks = [text] if text else []
+            self._whole = run_trace(self.detector(), chunks, states=False, timeout=self.timeout)
         return self._whole
 
     def trace(self, chunks: Sequence[str], *, states: bool = False) -> Trace:
         """One chunking through a fresh detector."""
-        return run_trace(self.detector(), chunks, states=states)
+        return run_trace(self.detector(), chunks, states=states, timeout=self.timeout)
 
     def verdict(self, chunks: Sequence[str], *, checks: Collection[str] | None = None) -> Verdict:
         """Every requested check on one chunking (``checks``: a subset for this call)."""
@@ -94,4 +97,4 @@ class Judge:
 
     def warm_cold(self, chunks: Sequence[str]) -> Verdict:
         """Warm equals cold on one chunking (it judges the factory, not a trace)."""
-        return warm_cold_verdict(self.factory, chunks, tools=self.tools)
+        return warm_cold_verdict(self.factory, chunks, tools=self.tools, timeout=self.timeout)

@@ -20,12 +20,27 @@ from dataclasses import dataclass
 
 from tcr.rechunk import split_at, splits_spec
 
-__all__ = ["Minimized", "Predicate", "minimize", "minimize_splits", "minimize_text"]
+__all__ = [
+    "FLAKY",
+    "Minimized",
+    "NotFailing",
+    "Predicate",
+    "minimize",
+    "minimize_splits",
+    "minimize_text",
+]
 
 Predicate = Callable[[Sequence[str]], bool]
 """True when this chunking still fails the same way as the one being minimized."""
 
 _Items = tuple[int, ...]
+
+# What a caller adds to a failure it could not shrink because it did not fail again.
+FLAKY = "flaky: the same input did not fail again, so it was not shrunk"
+
+
+class NotFailing(ValueError):
+    """The chunking to minimize does not fail: if it failed before, the detector is flaky."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,7 +152,7 @@ def _start(
     search = _Search(fails, budget)
     text, splits = _layout(chunks)
     if not search.fails(text, splits):
-        raise ValueError(
+        raise NotFailing(
             f"minimize: the given chunking ({len(splits)} splits, {len(text)} characters) "
             "does not fail, so there is nothing to minimize"
         )
@@ -190,8 +205,8 @@ def minimize(
     """The fewest split points that still fail; with ``text_too``, then the shortest text.
 
     ``budget`` caps predicate calls across all phases; when it runs out the best
-    chunking found so far is returned. Raises ``ValueError`` when ``chunks`` does
-    not fail. Deterministic for a deterministic predicate.
+    chunking found so far is returned. Raises ``NotFailing`` (a ``ValueError``)
+    when ``chunks`` does not fail. Deterministic for a deterministic predicate.
     """
     search, text, splits = _start(chunks, fails, budget)
     original = (text, splits)

@@ -343,7 +343,8 @@ def _crash(trace: Trace) -> list[Violation]:
     if crash is None:
         return []
     call = "finish()" if crash.index == len(trace.chunks) else f"feed() of chunk {crash.index}"
-    message = f"the detector raised {crash.error} in {call}"
+    what = crash.error if crash.timed_out else f"raised {crash.error}"
+    message = f"the detector {what} in {call}"
     return [violation(Check.CRASH, message, trace.input, crash.index, crash.offset)]
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tcr.detector.events import Detector, Event, Reasoning, Rejected, Text, ToolCall
+from tcr.time_limit import OverTime, message_time_limit
 
 __all__ = [
     "EVENT_TYPES",
@@ -68,7 +69,8 @@ class Crash:
 
     index: int
     offset: int
-    error: str  # one line, e.g. "ValueError: boom"
+    error: str  # one line, e.g. "ValueError: boom", or "took longer than 10 s"
+    timed_out: bool = False  # the message went over its time limit in this step
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,8 +120,17 @@ def describe_error(error: BaseException) -> str:
     return text if len(text) <= 200 else text[:199] + "…"
 
 
-def run_trace(detector: Detector, chunks: Sequence[str], *, states: bool = True) -> Trace:
+def run_trace(
+    detector: Detector,
+    chunks: Sequence[str],
+    *,
+    states: bool = True,
+    timeout: float | None = None,
+) -> Trace:
     """Feed every chunk, then finish, recording each step (``iter_steps``).
+
+    ``timeout``: seconds the whole message may take (``tcr.time_limit``); a run
+    over it ends with a ``Crash`` at the step it was in, ``timed_out``.
 
     ``states=False`` skips reading ``detector.state`` after each step; a replay
     that only runs the oracles does not need it, and a state snapshot per chunk
@@ -131,11 +142,18 @@ def run_trace(detector: Detector, chunks: Sequence[str], *, states: bool = True)
     chunk_tuple = tuple(chunks)
     steps: list[Step] = []
     # closing(): a crash ends the run at once, and a feed_many() pipeline with it
-    with closing(iter_steps(detector, chunk_tuple, states=states)) as stepping:
-        for item in stepping:
-            if isinstance(item, Crash):
-                return Trace(chunk_tuple, tuple(steps), item)
-            steps.append(item)
+    try:
+        with (
+            message_time_limit(timeout),
+            closing(iter_steps(detector, chunk_tuple, states=states)) as stepping,
+        ):
+            for item in stepping:
+                if isinstance(item, Crash):
+                    return Trace(chunk_tuple, tuple(steps), item)
+                steps.append(item)
+    except OverTime as error:  # the alarm went off between two steps, not inside one
+        offset = steps[-1].end if steps else 0
+        return Trace(chunk_tuple, tuple(steps), Crash(len(steps), offset, str(error), True))
     return Trace(chunk_tuple, tuple(steps), None)
 
 
@@ -170,7 +188,12 @@ def iter_steps(
                     result = detector.feed(chunk) if many is None else next(many)
                     events = checked_events(result, "feed()")
                 state = snapshot_state(getattr(detector, "state", None)) if read_state else None
-            except Exception as error:  # any detector failure is a finding, reported
+            except KeyboardInterrupt:  # only Ctrl-C stops tcr
+                raise
+            except OverTime as error:
+                yield Crash(index, offset, str(error), timed_out=True)
+                return
+            except BaseException as error:  # SystemExit too: any detector failure is a finding
                 yield Crash(index, offset, describe_error(error))
                 return
             yield Step(index, chunk, offset, events, state)
@@ -211,14 +234,38 @@ _MISSING = object()
 
 
 def checked_events(result: object, call: str) -> tuple[Event, ...]:
-    """What ``feed()``/``finish()`` returned, as events; anything else is a ``TypeError``."""
-    # A wrong return type would otherwise surface as an obscure error deep in an oracle.
+    """What ``feed()``/``finish()`` returned, as events; anything else is a ``TypeError``.
+
+    Field types are checked too (``raw`` may be None): a ``Text`` of bytes would
+    otherwise surface as an obscure error deep in an oracle, not at its chunk.
+    """
     if not isinstance(result, list | tuple):
         raise TypeError(f"{call} returned {type(result).__name__}, not a list of events")
     for event in result:
-        if not isinstance(event, EVENT_TYPES):
+        fields = _STR_FIELDS.get(type(event)) or _fields_of_subclass(event)
+        if fields is None:
             raise TypeError(f"{call} returned a {type(event).__name__} among its events")
+        for name, optional in fields:
+            value = getattr(event, name)
+            if not isinstance(value, str) and not (optional and value is None):
+                kind = f"{type(event).__name__}.{name} is {type(value).__name__}"
+                raise TypeError(f"{call} returned {kind}, not str")
     return tuple(result)
+
+
+# Every field of every event is a str; the ones marked True may also be None.
+_Fields = tuple[tuple[str, bool], ...]
+_STR_FIELDS: dict[type, _Fields] = {
+    Text: (("text", False),),
+    ToolCall: (("name", False), ("arguments", False), ("raw", True), ("format", False)),
+    Reasoning: (("text", False), ("raw", True), ("format", False)),
+    Rejected: (("raw", True), ("content", False), ("reason", False)),
+}
+
+
+def _fields_of_subclass(event: object) -> _Fields | None:
+    """The fields to check for a subclass of an event type (a dict lookup misses it)."""
+    return next((f for kind, f in _STR_FIELDS.items() if isinstance(event, kind)), None)
 
 
 def snapshot_state(state: object) -> object:

@@ -16,6 +16,7 @@ from tcr.detector.events import Detector
 from tcr.detector.formats import FORMATS
 from tcr.detector.loader import Factory, accepts_keyword, make_detector
 from tcr.errors import FactoryError
+from tcr.time_limit import message_time_limit
 from tcr.trace import Placed, Trace, describe_error, merge_placed, place_events, run_trace
 
 __all__ = ["Factory", "check_warm_cold", "warm_cold_verdict"]
@@ -29,17 +30,22 @@ def check_warm_cold(
 
 
 def warm_cold_verdict(
-    factory: Factory, chunks: Sequence[str], *, tools: Sequence[str] | None = None
+    factory: Factory,
+    chunks: Sequence[str],
+    *,
+    tools: Sequence[str] | None = None,
+    timeout: float | None = None,
 ) -> Verdict:
     """``check_warm_cold`` with the reasons for parts it could not run.
 
     ``skipped`` holds ``"warm_cold"`` when nothing could run, else
     ``"warm_cold.reset"`` or ``"warm_cold.seed"`` for the part that could not.
     A factory that fails to make the fresh or the reused detector raises
-    ``FactoryError`` (``tcr.detector.loader.make_detector``).
+    ``FactoryError`` (``tcr.detector.loader.make_detector``). ``timeout`` limits
+    each run of the message (``tcr.time_limit``); over it, a run is a finding.
     """
     fresh = make_detector(factory, tools)
-    cold = run_trace(fresh, chunks, states=False)
+    cold = run_trace(fresh, chunks, states=False, timeout=timeout)
     if cold.crash is not None:
         return Verdict((), (), {Check.WARM_COLD: "a fresh detector crashed (see the crash check)"})
     reference = merge_placed(place_events(cold))
@@ -49,7 +55,7 @@ def warm_cold_verdict(
     reused = make_detector(factory, tools)
     reset = getattr(reused, "reset", None)
     if callable(reset):
-        found += _reset_part(reused, reset, cold, reference)
+        found += _reset_part(reused, reset, cold, reference, timeout)
     else:
         skipped["warm_cold.reset"] = "detector has no reset()"
 
@@ -61,7 +67,7 @@ def warm_cold_verdict(
     elif not accepts_keyword(factory, "format"):
         skipped["warm_cold.seed"] = "the factory takes no format keyword"
     else:
-        found += _seed_part(factory, tools, learned, cold, reference)
+        found += _seed_part(factory, tools, learned, cold, reference, timeout)
 
     if len(skipped) == 2:
         reasons = "; ".join(f"{key.split('.')[1]}: {why}" for key, why in skipped.items())
@@ -70,7 +76,11 @@ def warm_cold_verdict(
 
 
 def _reset_part(
-    reused: Detector, reset: Callable[[], object], cold: Trace, reference: list[Placed]
+    reused: Detector,
+    reset: Callable[[], object],
+    cold: Trace,
+    reference: list[Placed],
+    timeout: float | None,
 ) -> list[Violation]:
     # finish() already empties a correct detector's buffers, so only a message cut
     # short without finish() shows a reset() that forgets one: cut once inside the
@@ -81,16 +91,19 @@ def _reset_part(
         f"short at offsets {', '.join(str(c) for c in cuts)}"
     )
     try:
-        run_trace(reused, cold.chunks, states=False)
-        for cut in cuts:
+        run_trace(reused, cold.chunks, states=False, timeout=timeout)
+        with message_time_limit(timeout):
+            for cut in cuts:
+                reset()
+                for chunk in _truncate(cold.chunks, cut):
+                    reused.feed(chunk)
             reset()
-            for chunk in _truncate(cold.chunks, cut):
-                reused.feed(chunk)
-        reset()
-    except Exception as error:  # a detector failure is a finding
+    except KeyboardInterrupt:  # only Ctrl-C stops tcr
+        raise
+    except BaseException as error:  # SystemExit too: a detector failure is a finding
         message = f"a reused detector raised {describe_error(error)} before its last message"
         return [violation(Check.WARM_COLD, message, cold.input, None, None)]
-    return _compare(run_trace(reused, cold.chunks, states=False), reference, label)
+    return _compare(run_trace(reused, cold.chunks, states=False, timeout=timeout), reference, label)
 
 
 def _seed_part(
@@ -99,13 +112,14 @@ def _seed_part(
     learned: object,
     cold: Trace,
     reference: list[Placed],
+    timeout: float | None,
 ) -> list[Violation]:
     label = f"a detector seeded with format={learned!r}"
     try:
         seeded = make_detector(factory, tools, format=learned)
     except FactoryError as error:  # the factory takes format= but not this one: a finding
         return [violation(Check.WARM_COLD, f"{label} could not be made: {error}", cold.input, 0, 0)]
-    return _compare(run_trace(seeded, cold.chunks, states=False), reference, label)
+    return _compare(run_trace(seeded, cold.chunks, states=False, timeout=timeout), reference, label)
 
 
 def _compare(warm: Trace, reference: list[Placed], label: str) -> list[Violation]:

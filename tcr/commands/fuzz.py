@@ -16,6 +16,7 @@ from tcr.commands.options import (
     fail,
     junit_option,
     sarif_option,
+    timeout_option,
     write_reports,
 )
 from tcr.detector.formats import FORMATS
@@ -67,6 +68,7 @@ def parse_budget(value: str) -> float:
 
 @click.command(epilog=EPILOG)
 @detector_option
+@timeout_option
 @click.option("--budget", metavar="DURATION", help="Stop searching after this long (default 60s).")
 @click.option("--max-examples", type=int, metavar="N", help="Stop searching after N examples.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the search.")
@@ -102,6 +104,7 @@ def parse_budget(value: str) -> float:
 )
 def fuzz(
     detector: str | None,
+    timeout: float,
     budget: str | None,
     max_examples: int | None,
     seed: int,
@@ -142,6 +145,7 @@ def fuzz(
                 on_progress=progress,
                 shard=shares,
                 jobs=jobs,
+                timeout=timeout,
             )
     except TcrError as error:
         fail("fuzz", error)

@@ -13,6 +13,7 @@ import click
 
 from tcr.errors import EXIT_ERROR, TcrError
 from tcr.stdio import START_UP
+from tcr.time_limit import DEFAULT_TIMEOUT
 
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
@@ -27,6 +28,7 @@ __all__ = [
     "run_interruptible",
     "sarif_option",
     "seed_option",
+    "timeout_option",
     "tools_option",
     "write_reports",
 ]
@@ -62,6 +64,21 @@ def detector_cmd_option(fn: F) -> F:
         default=None,
         help="Run the detector in another process speaking the JSON-lines protocol "
         "(see the README); e.g. 'python -m tcr.stdio pkg.mod:factory'.",
+    )(fn)
+
+
+def timeout_option(fn: F) -> F:
+    return click.option(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        show_default=True,
+        metavar="SECONDS",
+        help=(
+            "How long an in-process detector may take over one message (one chunking); "
+            "longer is a crash finding at the chunk it was in, and the run goes on. "
+            "A --detector-cmd process has --detector-timeout per answer instead."
+        ),
     )(fn)
 
 

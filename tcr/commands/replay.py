@@ -21,6 +21,7 @@ from tcr.commands.options import (
     parse_tools,
     sarif_option,
     seed_option,
+    timeout_option,
     tools_option,
     write_reports,
 )
@@ -74,6 +75,7 @@ Examples:
 @seed_option
 @detector_option
 @detector_cmd_option
+@timeout_option
 @tools_option
 @click.option(
     "--check",
@@ -112,6 +114,7 @@ def replay(
     detector: str | None,
     detector_cmd: str | None,
     detector_timeout: float,
+    timeout: float,
     tools: str | None,
     checks: tuple[str, ...],
     layer: str,
@@ -151,6 +154,9 @@ def replay(
                 on_progress=advance,
                 shard=None if shard is None else parse_shard(shard),
                 jobs=jobs,
+                # A --detector-cmd process has its own per-answer limit; an alarm
+                # while its client waits on the pipe would lose its place in it.
+                timeout=timeout if detector_cmd is None else None,
             )
     except TcrError as error:
         fail("replay", error)

@@ -15,6 +15,7 @@ from tcr.commands.options import (
     parse_tools,
     sarif_option,
     seed_option,
+    timeout_option,
     tools_option,
     write_reports,
 )
@@ -54,6 +55,7 @@ Examples:
     "exhaustive and boundary make many: pick one with splits:).",
 )
 @detector_option
+@timeout_option
 @tools_option
 @seed_option
 @click.option(
@@ -74,6 +76,7 @@ def show(
     file: Path,
     rechunk: str,
     detector: str | None,
+    timeout: float,
     tools: str | None,
     seed: int,
     frames_limit: int,
@@ -92,7 +95,12 @@ def show(
 
     try:
         summary = summarize(
-            file, detector=detector, tools=parse_tools(tools), rechunk=rechunk, seed=seed
+            file,
+            detector=detector,
+            tools=parse_tools(tools),
+            rechunk=rechunk,
+            seed=seed,
+            timeout=timeout,
         )
     except TcrError as error:
         _fail(ctx, error)

@@ -49,7 +49,7 @@ def serve(factory: Factory, stdin: BinaryIO, stdout: BinaryIO) -> None:
             _write(stdout, answers)
         if b"".join(start).strip():
             answers.append(server.answer(b"".join(start)))
-    finally:  # a detector that calls sys.exit() still gets its earlier answers out
+    finally:  # Ctrl-C still gets the earlier answers out
         _write(stdout, answers)
 
 
@@ -74,7 +74,9 @@ class _Server:
     def answer(self, line: bytes) -> bytes:
         try:
             answer = self._respond(loads(line))
-        except Exception as error:  # the detector's failure is the client's finding
+        except KeyboardInterrupt:  # only Ctrl-C stops the harness
+            raise
+        except BaseException as error:  # SystemExit too: the detector's failure is a finding
             answer = encode({"error": _describe(error)})
         return answer.encode() + b"\n"  # ASCII: the encoder escapes the rest
 

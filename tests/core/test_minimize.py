@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from tcr.detector.broken import BROKEN
 from tcr.detector.loader import Factory, load_factory, make_detector
-from tcr.minimize import Minimized, Predicate, minimize, minimize_splits, minimize_text
+from tcr.minimize import Minimized, NotFailing, Predicate, minimize, minimize_splits, minimize_text
 from tcr.oracle import check_trace
 from tcr.rechunk import parse_strategy, split_at
 from tcr.trace import run_trace
@@ -150,8 +150,8 @@ def test_budget_below_one_raises_value_error() -> None:
         minimize_splits(LEAKY, LEAKS, budget=0)
 
 
-def test_non_failing_input_raises_value_error() -> None:
-    with pytest.raises(ValueError, match="does not fail"):
+def test_non_failing_input_raises_not_failing_a_value_error() -> None:
+    with pytest.raises(NotFailing, match="does not fail"):
         minimize_splits(split_at(MESSAGE, [5, 50]), LEAKS)
     with pytest.raises(ValueError, match="does not fail"):
         minimize_text([MESSAGE], LEAKS)

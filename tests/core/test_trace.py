@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import signal
+import threading
+import time
 from collections.abc import Iterator, Sequence
 
+import pytest
 from toy_detectors import RaisesOnThirdChunk, ToyDetector, ToyState
 
-from tcr.detector.events import Event, Rejected, Text, ToolCall
+from tcr.detector.events import Event, Reasoning, Rejected, Text, ToolCall
 from tcr.trace import Crash, Placed, Step, merge_placed, place_events, run_trace
 
 CALL = '<tool_call>{"name": "f", "arguments": {}}</tool_call>'
@@ -20,10 +24,16 @@ class Scripted:
         self.answers = list(answers)
 
     def feed(self, chunk: str) -> list[Event]:
-        return self.answers.pop(0)  # type: ignore[return-value]
+        return self._answer()
 
     def finish(self) -> list[Event]:
-        return self.answers.pop(0)  # type: ignore[return-value]
+        return self._answer()
+
+    def _answer(self) -> list[Event]:
+        answer = self.answers.pop(0)
+        if isinstance(answer, BaseException):
+            raise answer
+        return answer  # type: ignore[return-value]
 
 
 def test_one_step_per_chunk_then_finish() -> None:
@@ -128,6 +138,46 @@ def test_wrong_return_type_is_a_crash_not_a_confusing_error_later() -> None:
     assert trace.crash == Crash(0, 0, "TypeError: feed() returned a str among its events")
 
 
+def test_system_exit_and_other_base_exceptions_are_crashes() -> None:
+    for error in (SystemExit("bye"), SystemExit(3), GeneratorExit()):
+        trace = run_trace(Scripted([], error), ["a", "b"])
+        assert trace.crash is not None and trace.crash.index == 1, error
+        assert trace.crash.error.startswith(type(error).__name__)
+
+
+def test_ctrl_c_in_a_detector_still_interrupts() -> None:
+    with pytest.raises(KeyboardInterrupt):
+        run_trace(Scripted(KeyboardInterrupt()), ["a"])
+
+
+@pytest.mark.parametrize(
+    ("event", "field"),
+    [
+        (Text(b"hi"), "Text.text is bytes"),
+        (ToolCall(1, "{}"), "ToolCall.name is int"),
+        (ToolCall("f", {}), "ToolCall.arguments is dict"),
+        (ToolCall("f", "{}", raw=3), "ToolCall.raw is int"),
+        (ToolCall("f", "{}", format=None), "ToolCall.format is NoneType"),
+        (Reasoning(None), "Reasoning.text is NoneType"),
+        (Rejected(None, 5), "Rejected.content is int"),
+        (Rejected("x", "x", reason=None), "Rejected.reason is NoneType"),
+    ],
+)
+def test_an_event_field_of_the_wrong_type_is_a_crash_naming_the_chunk(
+    event: object, field: str
+) -> None:
+    trace = run_trace(Scripted([Text("ok")], [event]), ["a", "b"])
+    assert trace.crash == Crash(1, 1, f"TypeError: feed() returned {field}, not str")
+    assert run_trace(Scripted([], [event]), ["a"]).crash == Crash(
+        1, 1, f"TypeError: finish() returned {field}, not str"
+    )
+
+
+def test_well_typed_events_pass_the_field_check() -> None:
+    events = [Text("a"), ToolCall("f", "{}"), Reasoning("r", "x", "f"), Rejected(None, "c")]
+    assert run_trace(Scripted(events, []), ["a"]).crash is None
+
+
 def test_empty_input_is_just_finish() -> None:
     trace = run_trace(ToyDetector(), [])
     assert trace.steps == (Step(0, None, 0, (), ToyState("printing", "", "")),)
@@ -213,3 +263,57 @@ def test_feed_many_raising_at_a_chunk_is_a_crash_at_that_chunk() -> None:
 def test_feed_many_giving_too_few_results_is_a_crash_at_the_first_missing() -> None:
     trace = run_trace(Batched(results=1), ["ab", "cd"], states=False)
     assert trace.crash == Crash(1, 2, "TypeError: feed_many() stopped after 1 of 2 chunks")
+
+
+class SlowOnSecondChunk(ToyDetector):
+    """Takes 0.3 s on its second chunk: over a 0.1 s limit, under none."""
+
+    def __init__(self, tools: Sequence[str] | None = None, format: str | None = None) -> None:
+        super().__init__(tools, format)
+        self._fed = 0
+
+    def feed(self, chunk: str) -> list[Event]:
+        self._fed += 1
+        if self._fed == 2:
+            time.sleep(0.3)
+        return super().feed(chunk)
+
+
+def test_a_message_over_the_time_limit_is_a_crash_at_the_chunk_it_was_in() -> None:
+    trace = run_trace(SlowOnSecondChunk(), ["ab", "cd", "ef"], timeout=0.1)
+    assert trace.crash == Crash(1, 2, "took longer than 0.1 s", timed_out=True)
+    assert [s.index for s in trace.steps] == [0]
+
+
+def test_without_a_time_limit_a_slow_message_just_takes_its_time() -> None:
+    assert run_trace(SlowOnSecondChunk(), ["ab", "cd", "ef"]).crash is None
+
+
+def test_the_time_limit_is_disarmed_after_the_message() -> None:
+    assert run_trace(ToyDetector(), ["ab"], timeout=0.05).crash is None
+    time.sleep(0.1)  # an alarm left armed would raise here
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+def test_a_detector_that_catches_exception_does_not_swallow_the_time_limit() -> None:
+    class Swallows(ToyDetector):
+        def feed(self, chunk: str) -> list[Event]:
+            try:
+                time.sleep(0.3)
+            except Exception:  # the broad catch a time limit must get through
+                return [Text("swallowed")]
+            return []
+
+    assert run_trace(Swallows(), ["a"], timeout=0.1).crash == Crash(
+        0, 0, "took longer than 0.1 s", timed_out=True
+    )
+
+
+def test_off_the_main_thread_there_is_no_time_limit() -> None:
+    traces: list[object] = []
+    worker = threading.Thread(
+        target=lambda: traces.append(run_trace(SlowOnSecondChunk(), ["a", "b"], timeout=0.1))
+    )
+    worker.start()
+    worker.join()
+    assert [getattr(t, "crash", "?") for t in traces] == [None]

@@ -32,6 +32,17 @@ def test_reset_that_forgets_its_buffer_is_caught() -> None:
     assert "a fresh detector has Text('Let me check. ')" in violation.message
 
 
+class ExitsInReset(ToyDetector):
+    def reset(self) -> None:
+        raise SystemExit("reset() is not supported")
+
+
+def test_a_reset_that_calls_sys_exit_is_a_finding() -> None:
+    (violation,) = check_warm_cold(ExitsInReset, [f"Let me check. {WEATHER} Done."])
+    assert violation.check == "warm_cold"
+    assert "raised SystemExit: reset() is not supported" in violation.message
+
+
 class SeedSensitive(ToyDetector):
     """Bug: a detector seeded with a format drops the arguments of calls."""
 

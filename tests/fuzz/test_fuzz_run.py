@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
+from crashing_detectors import hangs_on_a_call
 
+from tcr.cli import main
 from tcr.corpora import ROOT
 from tcr.corpus import read_recording
 from tcr.detector.broken import BROKEN
@@ -14,6 +18,7 @@ from tcr.errors import TcrError
 from tcr.fuzz import FuzzReport, run, runner
 from tcr.fuzz.check import CaseChecker
 from tcr.fuzz.model import Case
+from tcr.minimize import FLAKY
 from tcr.oracle import Violation
 from tcr.replay import run as replay
 
@@ -185,3 +190,30 @@ def test_warm_equals_cold_bugs_are_found_although_it_runs_on_a_sample_of_cases()
     report = run(detector=forgetful_reset, max_examples=3000, seed=0, corpus=[], save=None)
     assert report.finding is not None
     assert report.finding.violation.check == "warm_cold"
+
+
+def test_a_case_over_the_time_limit_is_a_crash_finding() -> None:
+    case = Case(("hi <tool_", "call>", '{"name": "f"}</tool_call>'), None, None, "test")
+    (violation,) = CaseChecker(hangs_on_a_call, timeout=0.2).check(case)
+    assert violation.check == "crash"
+    assert violation.message == "the detector took longer than 0.2 s in feed() of chunk 1"
+
+
+def test_fuzz_timeout_must_be_positive() -> None:
+    with pytest.raises(TcrError, match="--timeout must be a positive number of seconds, not -1"):
+        run(save=None, max_examples=1, timeout=-1)
+    result = CliRunner().invoke(main, ["fuzz", "--max-examples", "1", "--timeout", "0"])
+    assert result.exit_code == 2
+    assert "--timeout must be a positive number of seconds, not 0" in result.output
+
+
+def test_a_finding_that_does_not_fail_again_is_kept_unshrunk_and_called_flaky() -> None:
+    # What a detector with global state leaves: a failure Hypothesis saw, not failing now.
+    case = Case(("hi ", "there"), None, None, "test")
+    seen = Violation("crash", "the detector raised RuntimeError: only sometimes", 1, 3, "")
+    search = runner._Search(CaseChecker(StreamDetector), time.perf_counter() + 60, 0.0)
+    search.best, search.original, search.first_failure = (case, [seen]), case, 0.0
+    report = FuzzReport("flaky", 0, None, 1, ())
+    finding = runner._finding(search, search.checker, report)
+    assert finding.case == case
+    assert finding.violation.message == f"{seen.message} ({FLAKY})"

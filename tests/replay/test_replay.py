@@ -165,6 +165,58 @@ def test_detector_that_raises_in_feed_is_reported_with_the_chunk_index(corpus: P
     assert report.recordings == 3  # the run went on past the crash
 
 
+@pytest.mark.parametrize(
+    ("detector", "error"),
+    [
+        ("crashing_detectors:feed_sys_exits", "SystemExit: a parser calling sys.exit()"),
+        ("crashing_detectors:text_not_str", "TypeError: feed() returned Text.text is bytes"),
+    ],
+)
+def test_a_detector_that_exits_or_emits_wrong_types_is_a_crash_finding(
+    corpus: Path, detector: str, error: str
+) -> None:
+    report = run([corpus], detector=detector, runs=2, checks=["crash"])
+    crashes = [f.violation for _, f in report.failures if f.violation.check == "crash"]
+    assert crashes, report.to_dict()
+    assert all(v.chunk is not None and error in v.message for v in crashes)
+    assert report.exit_code == EXIT_ERROR
+    assert report.recordings == 3  # the run went on past the crash
+
+
+def test_a_detector_over_the_time_limit_is_a_crash_finding_and_the_run_goes_on(
+    corpus: Path,
+) -> None:
+    detector = "crashing_detectors:hangs_on_a_call"
+    report = run([corpus], detector=detector, runs=2, checks=["crash"], timeout=0.2, minimize=False)
+    crashes = [f.violation for _, f in report.failures if f.violation.check == "crash"]
+    assert crashes, report.to_dict()
+    assert all(
+        "the detector took longer than 0.2 s in feed() of chunk" in v.message for v in crashes
+    )
+    assert report.exit_code == EXIT_ERROR
+    assert report.recordings == 3
+
+
+def test_timeout_on_the_command_line(corpus: Path) -> None:
+    args = ["replay", str(corpus), "--runs", "1", "--check", "crash", "--no-minimize"]
+    slow = CliRunner().invoke(
+        main, [*args, "--detector", "crashing_detectors:hangs_on_a_call", "--timeout", "0.2"]
+    )
+    assert slow.exit_code == EXIT_ERROR, slow.output
+    assert "took longer than 0.2 s" in slow.output
+    bad = CliRunner().invoke(main, [*args, "--timeout", "0"])
+    assert bad.exit_code == EXIT_ERROR
+    assert "--timeout must be a positive number of seconds, not 0" in bad.output
+
+
+def test_a_flaky_detector_is_reported_flaky_and_not_shrunk(corpus: Path) -> None:
+    report = run([corpus], detector="crashing_detectors:flaky", runs=2, checks=["crash"])
+    messages = [f.violation.message for _, f in report.failures]
+    assert messages, report.to_dict()
+    assert any("flaky: the same input did not fail again" in m for m in messages), messages
+    assert report.recordings == 3
+
+
 def test_factory_without_tools_keyword_is_called_bare(corpus: Path) -> None:
     assert (
         run([corpus], detector="crashing_detectors:no_tools_keyword", runs=2).exit_code == EXIT_OK

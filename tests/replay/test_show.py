@@ -489,6 +489,17 @@ def test_crashing_detector_is_shown_then_exit_2_with_one_line(sse_file: Path) ->
     )
 
 
+def test_a_detector_over_the_time_limit_is_a_crash_then_exit_2(sse_file: Path) -> None:
+    detector = "crashing_detectors:hangs_on_a_call"
+    result = invoke(str(sse_file), "--detector", detector, "--timeout", "0.2")
+
+    assert result.exit_code == 2, result.exception
+    assert result.stderr.startswith(f"tcr show: {sse_file}: the detector took longer than 0.2 s")
+    assert summary_of(sse_file, detector=detector, timeout=0.2).detector["crash"]["error"] == (
+        "took longer than 0.2 s"
+    )
+
+
 def test_help_ends_with_examples() -> None:
     result = invoke("--help")
 

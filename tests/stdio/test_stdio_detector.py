@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+import json
 import pickle
 import shlex
 import sys
@@ -11,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from crashing_detectors import feed_sys_exits
 
 from tcr.cli import main
 from tcr.corpora import ROOT, bundled
@@ -28,6 +31,8 @@ from tcr.stdio import (
     event_from_json,
     event_to_json,
 )
+from tcr.stdio._wire import encode
+from tcr.stdio.server import serve
 from tcr.stream import decode
 from tcr.trace import run_trace
 
@@ -447,3 +452,19 @@ def test_factory_pickles_without_its_process(reference: CommandFactory) -> None:
     copy = pickle.loads(pickle.dumps(reference))
     with copy:
         assert copy().feed("ok") == [Text("ok")]
+
+
+def test_the_server_answers_a_detector_calling_sys_exit_with_an_error_and_goes_on() -> None:
+    requests = [
+        {"op": "new", "tools": None},
+        {"op": "feed", "chunk": "<tool_call>"},
+        {"op": "new", "tools": None},
+        {"op": "feed", "chunk": "hi"},
+    ]
+    stdout = io.BytesIO()
+    serve(
+        feed_sys_exits, io.BytesIO(b"".join(encode(r).encode() + b"\n" for r in requests)), stdout
+    )
+    answers = [json.loads(line) for line in stdout.getvalue().splitlines()]
+    assert answers[1] == {"error": "SystemExit: a parser calling sys.exit() on bad input"}
+    assert answers[3] == {"events": [{"type": "text", "text": "hi"}]}
