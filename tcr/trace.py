@@ -259,7 +259,7 @@ _STR_FIELDS: dict[type, _Fields] = {
     Text: (("text", False),),
     ToolCall: (("name", False), ("arguments", False), ("raw", True), ("format", False)),
     Reasoning: (("text", False), ("raw", True), ("format", False)),
-    Rejected: (("raw", True), ("content", False), ("reason", False)),
+    Rejected: (("raw", True), ("content", False), ("format", False), ("reason", False)),
 }
 
 

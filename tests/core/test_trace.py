@@ -161,6 +161,7 @@ def test_ctrl_c_in_a_detector_still_interrupts() -> None:
         (Reasoning(None), "Reasoning.text is NoneType"),
         (Rejected(None, 5), "Rejected.content is int"),
         (Rejected("x", "x", reason=None), "Rejected.reason is NoneType"),
+        (Rejected("x", "x", format=5), "Rejected.format is int"),
     ],
 )
 def test_an_event_field_of_the_wrong_type_is_a_crash_naming_the_chunk(
