@@ -17,31 +17,59 @@ helper process, so each is that command's own peak. Target (issue 14): replay
 peaks under twice the decoded content plus a constant; show does not grow with
 what it does not show. ``--save-json`` keeps this run's figures; ``--before``
 adds a saved run (of the code before a change) to the table. Writes the section
-"Memory: a 50 MB recording" of RESULTS.md.
+"Reliability" of RESULTS.md, with the inputs the default test run tries on each
+hostile-input surface (``INPUTS_TRIED``, from the tests' settings).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import re
-import signal
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+import bench_serve_memory
 from _results import write_section
-from bench_serve_memory import _kib, _read_stream
 
 from tcr.corpus import RecordingWriter, new_header
 
-TITLE = "Memory: a 50 MB recording (bench_memory.py)"
+TITLE = "Reliability: hostile inputs tried, and peak memory on a 50 MB recording (bench_memory.py)"
 TOKENS = ["The", " weather", " in", " Paris", " is", " sunny", ",", " 21", "°C", ".", "\n", " and"]
 CALL_EVERY = 50_000  # events between two native tool calls
+
+# (surface, inputs per default test run, where): the counts the tests' settings give;
+# TCR_FUZZ_EXAMPLES raises every Hypothesis count in CI (tests/corpus/fuzzing.py).
+INPUTS_TRIED = (
+    (
+        "recording reader: truncations of the 56 bundled recordings",
+        "6,896 cut points",
+        "tests/corpus/test_reader_hostile.py",
+    ),
+    ("recording reader: random truncations", "100", "tests/corpus/test_reader_hostile.py"),
+    ("recording reader: byte flips", "200", "tests/corpus/test_reader_hostile.py"),
+    ("SSE bodies, split anywhere", "200", "tests/stream/test_decoder_fuzz.py"),
+    ("NDJSON bodies, split anywhere", "200", "tests/stream/test_decoder_fuzz.py"),
+    ("arbitrary bytes, as SSE and as NDJSON", "200", "tests/stream/test_decoder_fuzz.py"),
+    ("engine chunks with surrogates", "200", "tests/stream/test_decoder_fuzz.py"),
+    ("HAR imports", "150", "tests/recorder/test_record_importers_hostile.py"),
+    ("JSON lines imports", "150", "tests/recorder/test_record_importers_hostile.py"),
+    ("curl dump imports", "150", "tests/recorder/test_record_importers_hostile.py"),
+    ("importer reproducers (issue 14)", "14", "tests/recorder/test_record_importers_hostile.py"),
+    (
+        "redaction: planted secrets through tcr record",
+        "40",
+        "tests/recorder/test_record_secrets_fuzz.py",
+    ),
+    (
+        "redaction: planted secrets through the proxy",
+        "25",
+        "tests/recorder/test_record_secrets_fuzz.py",
+    ),
+)
 
 HELPER = r"""
 import json, resource, subprocess, sys, time
@@ -105,26 +133,8 @@ def peak_of(command: list[str]) -> dict[str, float]:
 
 def serve_peak(path: Path) -> dict[str, float]:
     """One fresh ``tcr serve --rechunk char``, one client: the server's peak RSS (MiB)."""
-    command = [sys.executable, "-m", "tcr.cli", "serve", str(path), "--rechunk", "char"]
-    server = subprocess.Popen(
-        [*command, "--speed", "0", "--port", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    try:
-        assert server.stdout is not None
-        match = re.search(r"http://127\.0\.0\.1:(\d+)", server.stdout.readline())
-        assert match, "tcr serve did not start"
-        received: list[int] = []
-        started = time.perf_counter()
-        _read_stream(int(match.group(1)), received)
-        seconds = time.perf_counter() - started
-        peak = _kib(server.pid, "VmHWM")
-    finally:
-        server.send_signal(signal.SIGINT)
-        server.communicate(timeout=60)
-    return {"rc": 0, "peak_mb": peak / 1024, "seconds": seconds}
+    bench_serve_memory.RECORDING = path  # its measurement, on this recording
+    return bench_serve_memory.measure(1)
 
 
 def measure(path: Path) -> dict[str, dict[str, float]]:
@@ -147,9 +157,9 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="tcr-bench-") as tmp:
         path = args.keep or Path(tmp) / "big.msgpack"
         written = write_recording(path, args.size_mb * 1_000_000)
-        runs = {"recording": written, **measure(path)}
+        peaks = measure(path)
     if args.save_json:
-        args.save_json.write_text(json.dumps(runs, indent=1))
+        args.save_json.write_text(json.dumps({"recording": written, **peaks}, indent=1))
     before = json.loads(args.before.read_text()) if args.before else None
     content_mb = written["chars"] / 1e6
     table = [
@@ -166,9 +176,20 @@ def main(argv: list[str] | None = None) -> int:
     }
     for key, name in names.items():
         was = f"{before[key]['peak_mb']:.0f} MB" if before else "-"
-        now = runs[key]
+        now = peaks[key]
         table.append(f"| {name} | {was} | {now['peak_mb']:.0f} MB | {now['seconds']:.1f} s |")
-    table += ["", f"Decoded content: {content_mb:.1f} MB."]
+    table += [
+        "",
+        f"Decoded content: {content_mb:.1f} MB. Peaks are resident memory of the whole "
+        "process (about 45 MB for Python, tcr and its imports).",
+        "",
+        "Inputs tried per hostile-input surface in the default test run; each must give "
+        "a clean result or one `TcrError` of one line:",
+        "",
+        "| surface | inputs | test |",
+        "|---|---:|---|",
+        *(f"| {surface} | {count} | `{test}` |" for surface, count, test in INPUTS_TRIED),
+    ]
     write_section(TITLE, "\n".join(table))
     print("\n".join(table))
     return 0
