@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import shlex
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
+from typing import Any
 
-from tcr.corpus import Recording, read_recording
+from tcr.corpus import Frame, Recording, RecordingReader, read_recording
 from tcr.detector.loader import DetectorSpec
-from tcr.errors import FactoryError, TcrError
+from tcr.errors import DecodeError, FactoryError, TcrError
 from tcr.expectation import Expectation
 from tcr.judge import Judge
 from tcr.minimize import FLAKY, NotFailing, minimize_splits, minimize_text
@@ -62,8 +63,11 @@ def load(path: Path, plan: Plan) -> Replay | InputError:
     """A recording read, decoded and (content layer) run whole; or why it cannot be replayed."""
     shown = display_path(path)
     try:
-        recording = read_recording(path)
-        decoded = decode(recording)
+        if plan.layer == "transport":  # re-splits the raw body: keep every frame
+            recording = read_recording(path)
+            decoded = decode(recording)
+        else:
+            recording, decoded = _read_content(path)
         expect = recording.expect if Check.EXPECTED in plan.checks else None
         expectation = Expectation.of(expect)
     except TcrError as error:
@@ -85,8 +89,43 @@ def load(path: Path, plan: Plan) -> Replay | InputError:
     return Replay(shown, plan, recording, decoded, judge)
 
 
+@dataclass(frozen=True, slots=True)
+class _FramesOnce:
+    """A recording whose frames are read off the file as they are decoded."""
+
+    header: dict[str, Any]
+    frames: Iterator[Frame]
+    path: Path
+
+    @property
+    def kind(self) -> str:
+        return str(self.header["kind"])
+
+
+def _read_content(path: Path) -> tuple[Recording, Decoded]:
+    """The recording without its frames, and its content: one pass, no frame kept.
+
+    The content layer needs only the content, so the frames (the whole body) and a
+    delta per event are not held. A file that is corrupt further on is reported as
+    such even when decoding failed first, as reading it whole before decoding did.
+    """
+    with RecordingReader(path) as reader:
+        frames = reader.frames()
+        try:
+            decoded = decode(_FramesOnce(reader.header, frames, reader.path), keep_deltas=False)
+        except DecodeError:
+            for _ in frames:  # the rest of the file: a corrupt recording is the error to report
+                pass
+            raise
+        return Recording(reader.header, [], reader.end, reader.expect, reader.path), decoded
+
+
 class Replay:
-    """One recording, replayed slot after slot."""
+    """One recording, replayed slot after slot.
+
+    On the content layer ``recording.frames`` is empty and ``decoded.deltas`` too
+    (``load``): only the transport layer re-reads the body.
+    """
 
     def __init__(
         self, path: str, plan: Plan, recording: Recording, decoded: Decoded, judge: Judge

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import copy
 import enum
+from array import array
 from bisect import bisect_right
-from collections.abc import Generator, Iterable, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from contextlib import closing, suppress
 from dataclasses import dataclass
-from typing import Any
+from itertools import islice
+from typing import Any, cast, overload
 
 from tcr.detector.events import Detector, Event, Reasoning, Rejected, Text, ToolCall
 from tcr.time_limit import OverTime, message_time_limit
@@ -25,6 +27,8 @@ from tcr.time_limit import OverTime, message_time_limit
 __all__ = [
     "EVENT_TYPES",
     "Crash",
+    "PackedSteps",
+    "Pieces",
     "Placed",
     "Step",
     "Trace",
@@ -73,17 +77,120 @@ class Crash:
     timed_out: bool = False  # the message went over its time limit in this step
 
 
+def _step_maker() -> Callable[[int, str | None, int, tuple[Event, ...]], Step]:
+    # A frozen dataclass's __init__ sets each field through object.__setattr__; the
+    # slots' own setters do the same work in half the time, which matters when the
+    # oracles walk a million packed steps (tcr replay at char chunking).
+    new = object.__new__
+    index, chunk, offset, events, state = (
+        vars(Step)[name].__set__ for name in ("index", "chunk", "offset", "events", "state")
+    )
+
+    def make(i: int, c: str | None, o: int, e: tuple[Event, ...]) -> Step:
+        step: Step = new(Step)
+        index(step, i)
+        chunk(step, c)
+        offset(step, o)
+        events(step, e)
+        state(step, None)
+        return step
+
+    return make
+
+
+_step = _step_maker()
+
+
+class _LikeATuple:
+    """Compared, hashed and shown as the tuple of its items: the tuple it stands for."""
+
+    __slots__ = ()
+
+    def _items(self) -> tuple[object, ...]:
+        return tuple(cast("Iterable[object]", self))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and self._items() == tuple(other)
+
+    def __hash__(self) -> int:
+        return hash(self._items())
+
+    def __repr__(self) -> str:
+        return repr(self._items())
+
+
+class PackedSteps(_LikeATuple, Sequence[Step]):
+    """The steps of a run without states, kept as one flat tuple of events.
+
+    A ``Step`` per chunk is about 120 bytes with its events tuple; a replay at
+    ``char`` chunking feeds one chunk per character, so the steps alone were
+    several times the text. Here a step costs one array entry (where its events
+    start), and its ``Step`` is made when it is read.
+    """
+
+    __slots__ = ("_chunks", "_events", "_starts")
+
+    def __init__(
+        self, chunks: tuple[str, ...], events: tuple[Event, ...], starts: array[int]
+    ) -> None:
+        self._chunks = chunks  # the trace's chunks; a step past them is finish()
+        self._events = events  # every event, in order
+        self._starts = starts  # step i's events are events[starts[i]:starts[i + 1]]
+
+    def __len__(self) -> int:
+        return len(self._starts) - 1
+
+    @overload
+    def __getitem__(self, index: int) -> Step: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Step, ...]: ...
+    def __getitem__(self, index: int | slice) -> Step | tuple[Step, ...]:
+        if isinstance(index, slice):
+            start, stop, stride = index.indices(len(self))
+            return tuple(islice(self, start, stop, stride)) if stride > 0 else tuple(self)[index]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError("step index out of range")
+        return next(islice(self, index, None))  # its offset needs the chunks before it
+
+    def __iter__(self) -> Iterator[Step]:
+        # The oracles walk every step of a char-level run: this loop is their cost.
+        chunks, events, starts = self._chunks, self._events, self._starts
+        fed, offset = len(chunks), 0
+        for index in range(len(starts) - 1):
+            begin, end = starts[index], starts[index + 1]
+            chunk = chunks[index] if index < fed else None
+            yield _step(index, chunk, offset, events[begin:end] if end > begin else ())
+            if chunk is not None:
+                offset += len(chunk)
+
+    @property
+    def events(self) -> tuple[Event, ...]:
+        return self._events
+
+    def indexed_events(self) -> Iterator[tuple[int, Event]]:
+        """Every event with the index of its step (``Trace.indexed_events``)."""
+        starts, index = self._starts, 0
+        for position, event in enumerate(self._events):
+            while starts[index + 1] <= position:
+                index += 1
+            yield index, event
+
+
 @dataclass(frozen=True, slots=True)
 class Trace:
-    """One run of a detector over one chunking."""
+    """One run of a detector over one chunking (``steps`` packed when states are skipped)."""
 
     chunks: tuple[str, ...]
-    steps: tuple[Step, ...]
+    steps: Sequence[Step]  # a tuple, or PackedSteps
     crash: Crash | None
 
     @property
     def events(self) -> tuple[Event, ...]:
         """Every event, in the order emitted."""
+        if isinstance(self.steps, PackedSteps):
+            return self.steps.events
         return tuple(event for step in self.steps for event in step.events)
 
     @property
@@ -94,18 +201,23 @@ class Trace:
     def shown(self) -> str:
         """What the user sees: ``Text`` text and ``Rejected`` content, in order."""
         parts: list[str] = []
-        for step in self.steps:
-            for event in step.events:
-                if isinstance(event, Text):
-                    parts.append(event.text)
-                elif isinstance(event, Rejected):
-                    parts.append(event.content)
+        for event in self.events:
+            if isinstance(event, Text):
+                parts.append(event.text)
+            elif isinstance(event, Rejected):
+                parts.append(event.content)
         return "".join(parts)
 
     @property
     def has_raw(self) -> bool:
         """Whether every event names its input span (foreign detectors may not)."""
-        return all(event.raw is not None for step in self.steps for event in step.events)
+        return all(event.raw is not None for event in self.events)
+
+    def indexed_events(self) -> Iterator[tuple[int, Event]]:
+        """Every event with the index of the step that emitted it, in order."""
+        if isinstance(self.steps, PackedSteps):
+            return self.steps.indexed_events()
+        return ((step.index, event) for step in self.steps for event in step.events)
 
     @property
     def finished(self) -> bool:
@@ -140,6 +252,8 @@ def run_trace(
     another process pipelines them instead of paying a round trip per chunk.
     """
     chunk_tuple = tuple(chunks)
+    if not states:
+        return _packed_trace(detector, chunk_tuple)
     steps: list[Step] = []
     # closing(): a crash ends the run at once, and a feed_many() pipeline with it
     try:
@@ -155,6 +269,21 @@ def run_trace(
         offset = steps[-1].end if steps else 0
         return Trace(chunk_tuple, tuple(steps), Crash(len(steps), offset, str(error), True))
     return Trace(chunk_tuple, tuple(steps), None)
+
+
+def _packed_trace(detector: Detector, chunks: tuple[str, ...]) -> Trace:
+    """``run_trace`` without states: each step kept as where its events start."""
+    events: list[Event] = []
+    starts = array("q", [0])
+    crash: Crash | None = None
+    with closing(_outcomes(detector, chunks, states=False)) as outcomes:
+        for item in outcomes:
+            if isinstance(item, Crash):
+                crash = item
+                break
+            events += item[3]
+            starts.append(len(events))
+    return Trace(chunks, PackedSteps(chunks, tuple(events), starts), crash)
 
 
 def reads_state(detector: Detector) -> bool:
@@ -174,6 +303,18 @@ def iter_steps(
     it, one slice at a time): ``finish()`` is fed when the iterator reaches their end,
     so take the next step only once the chunk it needs is there.
     """
+    with closing(_outcomes(detector, chunks, states=states)) as outcomes:
+        for item in outcomes:
+            yield item if isinstance(item, Crash) else Step(*item)
+
+
+_Outcome = tuple[int, str | None, int, tuple[Event, ...], Any]  # a Step's fields
+
+
+def _outcomes(
+    detector: Detector, chunks: Sequence[str], *, states: bool
+) -> Generator[_Outcome | Crash, None, None]:
+    """``iter_steps`` with each step as a plain tuple, for a caller that keeps no ``Step``."""
     read_state = states and reads_state(detector)
     # Only states=False pipelines: feed_many() needs every chunk up front.
     many = None if states else _feed_many(detector, chunks)
@@ -196,7 +337,7 @@ def iter_steps(
             except BaseException as error:  # SystemExit too: any detector failure is a finding
                 yield Crash(index, offset, describe_error(error))
                 return
-            yield Step(index, chunk, offset, events, state)
+            yield index, chunk, offset, events, state
             if chunk is None:
                 return
             offset += len(chunk)
@@ -283,6 +424,32 @@ def snapshot_state(state: object) -> object:
     return copy.deepcopy(state)
 
 
+class Pieces(_LikeATuple, Sequence[tuple[int, int]]):
+    """Where each piece of a merged ``Text`` starts in its text, and the step that emitted it.
+
+    A char-level run merges one piece per character: two arrays of ints cost 16
+    bytes a piece where a tuple of two ints cost about 120.
+    """
+
+    __slots__ = ("offsets", "steps")
+
+    def __init__(self, offsets: array[int], steps: array[int]) -> None:
+        self.offsets = offsets
+        self.steps = steps
+
+    def __len__(self) -> int:
+        return len(self.offsets)
+
+    @overload
+    def __getitem__(self, index: int) -> tuple[int, int]: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[tuple[int, int], ...]: ...
+    def __getitem__(self, index: int | slice) -> tuple[int, int] | tuple[tuple[int, int], ...]:
+        if isinstance(index, slice):
+            return tuple(zip(self.offsets[index], self.steps[index], strict=True))
+        return self.offsets[index], self.steps[index]
+
+
 @dataclass(slots=True)
 class Placed:
     """An event, or a merged run of ``Text``, with where it sits in the input and the steps."""
@@ -291,7 +458,7 @@ class Placed:
     start: int | None  # input offset of its raw; None once an earlier event's raw is unknown
     shown: int  # offset of what it shows (Text text, Rejected content) in ``Trace.shown``
     step: int  # the step that emitted it (the first piece, for merged Text)
-    pieces: tuple[tuple[int, int], ...] = ()  # merged Text: (offset in text, step) per piece
+    pieces: Sequence[tuple[int, int]] = ()  # merged Text: (offset in text, step) per piece
 
     def step_at(self, position: int) -> int:
         """The step that emitted the character at ``position`` of this (merged) Text."""
@@ -306,43 +473,47 @@ def place_events(trace: Trace) -> list[Placed]:
     placed: list[Placed] = []
     start: int | None = 0
     shown = 0
-    for step in trace.steps:
-        index = step.index
-        for event in step.events:
-            placed.append(Placed(event, start, shown, index))
-            raw = event.raw
-            if start is not None:
-                start = None if raw is None else start + len(raw)
-            if isinstance(event, Text):
-                shown += len(event.text)
-            elif isinstance(event, Rejected):
-                shown += len(event.content)
+    for index, event in trace.indexed_events():
+        placed.append(Placed(event, start, shown, index))
+        raw = event.raw
+        if start is not None:
+            start = None if raw is None else start + len(raw)
+        if isinstance(event, Text):
+            shown += len(event.text)
+        elif isinstance(event, Rejected):
+            shown += len(event.content)
     return placed
 
 
 def merge_placed(placed: Iterable[Placed]) -> list[Placed]:
     """Adjacent Text joined into one, empty Text dropped: how text was cut is not a result."""
     merged: list[Placed] = []
-    run: list[tuple[Placed, str]] = []
+    run: list[Placed] = []
+    texts: list[str] = []  # run[i]'s text
 
     def close_run() -> None:
         if len(run) == 1:
-            merged.append(run[0][0])
+            merged.append(run[0])
         elif run:
-            pieces: list[tuple[int, int]] = []
+            offsets, steps = array("q"), array("q")
             length = 0
-            for piece, text in run:
-                pieces.append((length, piece.step))
+            for piece, text in zip(run, texts, strict=True):
+                offsets.append(length)
+                steps.append(piece.step)
                 length += len(text)
-            first = run[0][0]
-            joined = Text("".join(text for _, text in run))
-            merged.append(Placed(joined, first.start, first.shown, first.step, tuple(pieces)))
+            first = run[0]
+            joined = Text("".join(texts))
+            merged.append(
+                Placed(joined, first.start, first.shown, first.step, Pieces(offsets, steps))
+            )
         run.clear()
+        texts.clear()
 
     for item in placed:
         if isinstance(item.event, Text):
             if item.event.text:
-                run.append((item, item.event.text))
+                run.append(item)
+                texts.append(item.event.text)
             continue
         close_run()
         merged.append(item)

@@ -116,15 +116,18 @@ class StreamDecoder:
 
     ``feed`` takes one read of the body (or one engine chunk) and returns the
     deltas it completed; ``finish`` ends the stream; ``result`` summarises
-    everything so far and may be called at any time.
+    everything so far and may be called at any time. ``keep_deltas=False``
+    leaves ``Decoded.deltas`` empty: a replay needs only the content, and a delta
+    per event is most of what a long stream's decoding holds.
     """
 
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, *, keep_deltas: bool = True) -> None:
         if kind not in DEFAULT_FRAMINGS:
             raise DecodeError(
                 f"unknown stream kind {kind!r}: expected one of {', '.join(DEFAULT_FRAMINGS)}"
             )
         self._kind = kind
+        self._keep_deltas = keep_deltas
         self._framing: str | None = "chunks" if kind == "chunks" else None
         self._sse = SSEDecoder(keep_unknown_fields=True)
         self._ndjson = NDJSONDecoder()
@@ -279,7 +282,8 @@ class StreamDecoder:
             content=self._content_pairs.feed(raw.content) if raw.content else raw.content,
             reasoning=self._reasoning_pairs.feed(raw.reasoning) if raw.reasoning else raw.reasoning,
         )
-        self._deltas.append(delta)
+        if self._keep_deltas:
+            self._deltas.append(delta)
         if delta.content:
             self._content.append(delta.content)
         if delta.reasoning:
@@ -301,11 +305,14 @@ def _label(recording: RecordingLike) -> str:
     return f"recording {ident!r}" if ident else "recording"
 
 
-def decode(recording: RecordingLike) -> Decoded:
-    """Decode a recording's frames; errors name the recording and the frame."""
+def decode(recording: RecordingLike, *, keep_deltas: bool = True) -> Decoded:
+    """Decode a recording's frames; errors name the recording and the frame.
+
+    ``recording.frames`` is read once, so it may be a reader's frame iterator.
+    """
     label = _label(recording)
     try:
-        decoder = StreamDecoder(recording.kind)
+        decoder = StreamDecoder(recording.kind, keep_deltas=keep_deltas)
     except DecodeError as exc:
         raise DecodeError(f"{label}: {exc}") from exc
     for index, frame in enumerate(recording.frames):

@@ -1,0 +1,199 @@
+"""Peak memory of ``tcr replay``, ``tcr show --frames 4`` and ``tcr serve`` on a 50 MB recording.
+
+    python benchmarks/bench_memory.py [--size-mb 50] [--save-json PATH] [--before PATH]
+
+Writes an ``sse`` recording of OpenAI chat-completion chunks (plain text, a few
+characters per event as engines send them, and a few native tool calls) with
+``--size-mb`` MB of body to a temporary directory, then measures the peak
+resident memory of fresh processes:
+
+- ``replay``: ``tcr replay FILE`` with the default strategies;
+- ``show``: ``tcr show FILE --frames 4``, its output thrown away;
+- ``serve``: ``tcr serve FILE --rechunk char --speed 0``, one client reading one
+  streamed response to its end (``VmHWM`` of the server).
+
+Peaks of replay and show are ``ru_maxrss`` of a child waited for by a fresh
+helper process, so each is that command's own peak. Target (issue 14): replay
+peaks under twice the decoded content plus a constant; show does not grow with
+what it does not show. ``--save-json`` keeps this run's figures; ``--before``
+adds a saved run (of the code before a change) to the table. Writes the section
+"Reliability" of RESULTS.md, with the inputs the default test run tries on each
+hostile-input surface (``INPUTS_TRIED``, from the tests' settings).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import bench_serve_memory
+from _results import write_section
+
+from tcr.corpus import RecordingWriter, new_header
+
+TITLE = "Reliability: hostile inputs tried, and peak memory on a 50 MB recording (bench_memory.py)"
+TOKENS = ["The", " weather", " in", " Paris", " is", " sunny", ",", " 21", "°C", ".", "\n", " and"]
+CALL_EVERY = 50_000  # events between two native tool calls
+
+# (surface, inputs per default test run, where): the counts the tests' settings give;
+# TCR_FUZZ_EXAMPLES raises every Hypothesis count in CI (tests/corpus/fuzzing.py).
+INPUTS_TRIED = (
+    (
+        "recording reader: truncations of the 56 bundled recordings",
+        "6,896 cut points",
+        "tests/corpus/test_reader_hostile.py",
+    ),
+    ("recording reader: random truncations", "100", "tests/corpus/test_reader_hostile.py"),
+    ("recording reader: byte flips", "200", "tests/corpus/test_reader_hostile.py"),
+    ("SSE bodies, split anywhere", "200", "tests/stream/test_decoder_fuzz.py"),
+    ("NDJSON bodies, split anywhere", "200", "tests/stream/test_decoder_fuzz.py"),
+    ("arbitrary bytes, as SSE and as NDJSON", "200", "tests/stream/test_decoder_fuzz.py"),
+    ("engine chunks with surrogates", "200", "tests/stream/test_decoder_fuzz.py"),
+    ("HAR imports", "150", "tests/recorder/test_record_importers_hostile.py"),
+    ("JSON lines imports", "150", "tests/recorder/test_record_importers_hostile.py"),
+    ("curl dump imports", "150", "tests/recorder/test_record_importers_hostile.py"),
+    ("importer reproducers (issue 14)", "14", "tests/recorder/test_record_importers_hostile.py"),
+    (
+        "redaction: planted secrets through tcr record",
+        "40",
+        "tests/recorder/test_record_secrets_fuzz.py",
+    ),
+    (
+        "redaction: planted secrets through the proxy",
+        "25",
+        "tests/recorder/test_record_secrets_fuzz.py",
+    ),
+)
+
+HELPER = r"""
+import json, resource, subprocess, sys, time
+started = time.perf_counter()
+done = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+seconds = time.perf_counter() - started
+peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # KiB on Linux
+print(json.dumps({"rc": done.returncode, "seconds": seconds, "peak_kb": peak_kb}))
+"""
+
+
+def _event(delta: dict[str, object]) -> bytes:
+    chunk = {
+        "id": "chatcmpl-8f2a",
+        "object": "chat.completion.chunk",
+        "created": 1732900000,
+        "model": "qwen2.5-7b-instruct",
+        "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": None}],
+    }
+    return b"data: " + json.dumps(chunk, separators=(",", ":")).encode() + b"\n\n"
+
+
+def _tool_call(call: int) -> list[bytes]:
+    arguments = json.dumps({"city": "Paris", "unit": "celsius", "call": call})
+    head = {"index": call, "id": f"call_{call}", "type": "function"}
+    first = {**head, "function": {"name": "get_weather", "arguments": ""}}
+    pieces = [arguments[i : i + 8] for i in range(0, len(arguments), 8)]
+    rest = [{"index": call, "function": {"arguments": piece}} for piece in pieces]
+    return [_event({"tool_calls": [fragment]}) for fragment in (first, *rest)]
+
+
+def write_recording(path: Path, size: int) -> dict[str, int]:
+    """An SSE recording of about ``size`` body bytes: its frames, bytes and content chars."""
+    frames = nbytes = chars = calls = 0
+    with RecordingWriter(path, new_header("sse", labels={"note": "benchmark"})) as writer:
+        writer.frame(0, _event({"role": "assistant", "content": ""}))
+        while nbytes < size:
+            if frames and frames % CALL_EVERY == 0:
+                events = _tool_call(calls)
+                calls += 1
+            else:
+                token = TOKENS[frames % len(TOKENS)]
+                chars += len(token)
+                events = [_event({"content": token})]
+            for data in events:
+                writer.frame(frames * 1_000_000, data)
+                frames += 1
+                nbytes += len(data)
+        writer.frame(frames * 1_000_000, b"data: [DONE]\n\n")
+    return {"frames": frames + 2, "bytes": nbytes, "chars": chars, "calls": calls}
+
+
+def peak_of(command: list[str]) -> dict[str, float]:
+    """Peak RSS (MiB) and seconds of one command, run by a fresh helper process."""
+    out = subprocess.run(
+        [sys.executable, "-c", HELPER, *command], check=True, capture_output=True, text=True
+    ).stdout
+    result = json.loads(out)
+    return {"rc": result["rc"], "peak_mb": result["peak_kb"] / 1024, "seconds": result["seconds"]}
+
+
+def serve_peak(path: Path) -> dict[str, float]:
+    """One fresh ``tcr serve --rechunk char``, one client: the server's peak RSS (MiB)."""
+    bench_serve_memory.RECORDING = path  # its measurement, on this recording
+    return bench_serve_memory.measure(1)
+
+
+def measure(path: Path) -> dict[str, dict[str, float]]:
+    tcr = [sys.executable, "-m", "tcr.cli"]
+    return {
+        "replay": peak_of([*tcr, "replay", str(path)]),
+        "show": peak_of([*tcr, "show", str(path), "--frames", "4"]),
+        "serve": serve_peak(path),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size-mb", type=int, default=50, help="body bytes to write")
+    parser.add_argument("--save-json", type=Path, help="keep this run's figures here")
+    parser.add_argument("--before", type=Path, help="a run saved with --save-json, to compare")
+    parser.add_argument("--keep", type=Path, help="also write the recording here")
+    args = parser.parse_args(argv)
+
+    with tempfile.TemporaryDirectory(prefix="tcr-bench-") as tmp:
+        path = args.keep or Path(tmp) / "big.msgpack"
+        written = write_recording(path, args.size_mb * 1_000_000)
+        peaks = measure(path)
+    if args.save_json:
+        args.save_json.write_text(json.dumps({"recording": written, **peaks}, indent=1))
+    before = json.loads(args.before.read_text()) if args.before else None
+    content_mb = written["chars"] / 1e6
+    table = [
+        f"An SSE recording of {written['bytes'] / 1e6:.0f} MB of body: {written['frames']:,} "
+        f"frames, {written['chars']:,} characters of content, {written['calls']} tool calls.",
+        "",
+        "| command | before | now | seconds now |",
+        "|---|---|---|---|",
+    ]
+    names = {
+        "replay": "`tcr replay FILE` (default strategies)",
+        "show": "`tcr show FILE --frames 4`",
+        "serve": "`tcr serve FILE --rechunk char`, 1 client",
+    }
+    for key, name in names.items():
+        was = f"{before[key]['peak_mb']:.0f} MB" if before else "-"
+        now = peaks[key]
+        table.append(f"| {name} | {was} | {now['peak_mb']:.0f} MB | {now['seconds']:.1f} s |")
+    table += [
+        "",
+        f"Decoded content: {content_mb:.1f} MB. Peaks are resident memory of the whole "
+        "process (about 45 MB for Python, tcr and its imports).",
+        "",
+        "Inputs tried per hostile-input surface in the default test run; each must give "
+        "a clean result or one `TcrError` of one line:",
+        "",
+        "| surface | inputs | test |",
+        "|---|---:|---|",
+        *(f"| {surface} | {count} | `{test}` |" for surface, count, test in INPUTS_TRIED),
+    ]
+    write_section(TITLE, "\n".join(table))
+    print("\n".join(table))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
