@@ -253,7 +253,7 @@ def run_trace(
     """
     chunk_tuple = tuple(chunks)
     if not states:
-        return _packed_trace(detector, chunk_tuple)
+        return _packed_trace(detector, chunk_tuple, timeout)
     steps: list[Step] = []
     # closing(): a crash ends the run at once, and a feed_many() pipeline with it
     try:
@@ -271,18 +271,26 @@ def run_trace(
     return Trace(chunk_tuple, tuple(steps), None)
 
 
-def _packed_trace(detector: Detector, chunks: tuple[str, ...]) -> Trace:
+def _packed_trace(detector: Detector, chunks: tuple[str, ...], timeout: float | None) -> Trace:
     """``run_trace`` without states: each step kept as where its events start."""
     events: list[Event] = []
     starts = array("q", [0])
     crash: Crash | None = None
-    with closing(_outcomes(detector, chunks, states=False)) as outcomes:
-        for item in outcomes:
-            if isinstance(item, Crash):
-                crash = item
-                break
-            events += item[3]
-            starts.append(len(events))
+    try:
+        with (
+            message_time_limit(timeout),
+            closing(_outcomes(detector, chunks, states=False)) as outcomes,
+        ):
+            for item in outcomes:
+                if isinstance(item, Crash):
+                    crash = item
+                    break
+                events += item[3]
+                starts.append(len(events))
+    except OverTime as error:  # the alarm went off between two steps, not inside one
+        done = len(starts) - 1
+        offset = sum(len(chunk) for chunk in chunks[:done])
+        crash = Crash(done, offset, str(error), True)
     return Trace(chunks, PackedSteps(chunks, tuple(events), starts), crash)
 
 

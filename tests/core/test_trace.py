@@ -280,8 +280,9 @@ class SlowOnSecondChunk(ToyDetector):
         return super().feed(chunk)
 
 
-def test_a_message_over_the_time_limit_is_a_crash_at_the_chunk_it_was_in() -> None:
-    trace = run_trace(SlowOnSecondChunk(), ["ab", "cd", "ef"], timeout=0.1)
+@pytest.mark.parametrize("states", [True, False], ids=["states", "packed"])
+def test_a_message_over_the_time_limit_is_a_crash_at_the_chunk_it_was_in(states: bool) -> None:
+    trace = run_trace(SlowOnSecondChunk(), ["ab", "cd", "ef"], states=states, timeout=0.1)
     assert trace.crash == Crash(1, 2, "took longer than 0.1 s", timed_out=True)
     assert [s.index for s in trace.steps] == [0]
 
