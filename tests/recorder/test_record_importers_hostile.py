@@ -196,12 +196,14 @@ def fuzz_import(tmp_path: Path, content: bytes, suffix: str) -> None:
     clean_or_one_line_error(lambda: import_and_read(source, out))
 
 
+@pytest.mark.slow
 @fuzz_settings(150)
 @given(document=hars())
 def test_hostile_hars_import_cleanly_or_fail_in_one_line(tmp_path: Path, document: str) -> None:
     fuzz_import(tmp_path, document.encode("utf-8", "surrogatepass"), ".har")
 
 
+@pytest.mark.slow
 @fuzz_settings(150)
 @given(lines=st.lists(CHUNK_LINES, min_size=1, max_size=5))
 def test_hostile_json_lines_import_cleanly_or_fail_in_one_line(
@@ -210,6 +212,7 @@ def test_hostile_json_lines_import_cleanly_or_fail_in_one_line(
     fuzz_import(tmp_path, "\n".join(lines).encode("utf-8", "surrogatepass"), ".jsonl")
 
 
+@pytest.mark.slow
 @fuzz_settings(150)
 @given(dump=st.one_of(CURL_DUMPS, st.binary(max_size=200)))
 def test_hostile_curl_dumps_import_cleanly_or_fail_in_one_line(tmp_path: Path, dump: bytes) -> None:

@@ -153,6 +153,7 @@ def _writes_alive() -> int:
     return sum(isinstance(o, Write) for o in gc.get_objects())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec", [None, "char", "random", "bytes:3"])
 def test_playing_makes_each_write_as_it_is_taken(tmp_path: Path, spec: str | None) -> None:
     recording = _sse_recording(tmp_path / "r.msgpack", [{"content": "xy" * 500}] * 4)

@@ -183,6 +183,7 @@ def test_a_detector_that_exits_or_emits_wrong_types_is_a_crash_finding(
     assert report.recordings == 3  # the run went on past the crash
 
 
+@pytest.mark.slow
 def test_a_detector_over_the_time_limit_is_a_crash_finding_and_the_run_goes_on(
     corpus: Path,
 ) -> None:
@@ -197,6 +198,7 @@ def test_a_detector_over_the_time_limit_is_a_crash_finding_and_the_run_goes_on(
     assert report.recordings == 3
 
 
+@pytest.mark.slow
 def test_timeout_on_the_command_line(corpus: Path) -> None:
     args = ["replay", str(corpus), "--runs", "1", "--check", "crash", "--no-minimize"]
     slow = CliRunner().invoke(

@@ -244,6 +244,7 @@ def _long_recording(path: Path, frames: int, characters: int) -> Recording:
     return read_recording(path)
 
 
+@pytest.mark.slow
 def test_a_response_is_sent_as_it_is_made_never_held_whole(tmp_path: Path) -> None:
     recording = _long_recording(tmp_path / "long.msgpack", frames=8, characters=500)
     sleeps: list[float] = []

@@ -489,6 +489,7 @@ def test_crashing_detector_is_shown_then_exit_2_with_one_line(sse_file: Path) ->
     )
 
 
+@pytest.mark.slow
 def test_a_detector_over_the_time_limit_is_a_crash_then_exit_2(sse_file: Path) -> None:
     detector = "crashing_detectors:hangs_on_a_call"
     result = invoke(str(sse_file), "--detector", detector, "--timeout", "0.2")

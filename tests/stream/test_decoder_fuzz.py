@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import json
 
+import pytest
 from corpus.fuzzing import clean_or_one_line_error, fuzz_settings
 from hypothesis import given
 from hypothesis import strategies as st
@@ -114,18 +115,21 @@ def check(kind: str, body: bytes, cuts: list[int]) -> None:
 CUTS = st.lists(st.integers(min_value=0), max_size=8)
 
 
+@pytest.mark.slow
 @fuzz_settings(200)
 @given(body=sse_bodies(openai_payloads() | ODD_PAYLOADS), cuts=CUTS)
 def test_sse_bodies_decode_the_same_however_split(body: bytes, cuts: list[int]) -> None:
     check("sse", body, cuts)
 
 
+@pytest.mark.slow
 @fuzz_settings(200)
 @given(body=ndjson_bodies(ollama_payloads() | openai_payloads() | ODD_PAYLOADS), cuts=CUTS)
 def test_ndjson_bodies_decode_the_same_however_split(body: bytes, cuts: list[int]) -> None:
     check("ndjson", body, cuts)
 
 
+@pytest.mark.slow
 @fuzz_settings(200)
 @given(body=st.binary(max_size=300), cuts=CUTS)
 def test_arbitrary_bytes_as_sse_or_ndjson(body: bytes, cuts: list[int]) -> None:
@@ -139,6 +143,7 @@ def test_an_unrecognised_payload_names_its_keys_on_one_printable_line() -> None:
     assert isinstance(message, str) and "keys: 'a\\nb\\ud800'" in message
 
 
+@pytest.mark.slow
 @fuzz_settings(200)
 @given(chunks=st.lists(TEXTS, max_size=8))
 def test_engine_chunks_with_surrogates_are_always_encodable(chunks: list[str]) -> None:
