@@ -265,9 +265,8 @@ def run_trace(
                 if isinstance(item, Crash):
                     return Trace(chunk_tuple, tuple(steps), item)
                 steps.append(item)
-    except OverTime as error:  # the alarm went off between two steps, not inside one
-        offset = steps[-1].end if steps else 0
-        return Trace(chunk_tuple, tuple(steps), Crash(len(steps), offset, str(error), True))
+    except OverTime as error:
+        return Trace(chunk_tuple, tuple(steps), _between_steps(chunk_tuple, len(steps), error))
     return Trace(chunk_tuple, tuple(steps), None)
 
 
@@ -287,11 +286,14 @@ def _packed_trace(detector: Detector, chunks: tuple[str, ...], timeout: float | 
                     break
                 events += item[3]
                 starts.append(len(events))
-    except OverTime as error:  # the alarm went off between two steps, not inside one
-        done = len(starts) - 1
-        offset = sum(len(chunk) for chunk in chunks[:done])
-        crash = Crash(done, offset, str(error), True)
+    except OverTime as error:
+        crash = _between_steps(chunks, len(starts) - 1, error)
     return Trace(chunks, PackedSteps(chunks, tuple(events), starts), crash)
+
+
+def _between_steps(chunks: tuple[str, ...], done: int, error: OverTime) -> Crash:
+    """The time limit ran out after ``done`` steps, outside the detector: a crash at the next."""
+    return Crash(done, sum(len(chunk) for chunk in chunks[:done]), str(error), timed_out=True)
 
 
 def reads_state(detector: Detector) -> bool:
