@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from tcr.commands.options import fail, json_option, run_interruptible
+from tcr.commands.options import Choice, fail, json_option, run_interruptible
 from tcr.errors import TcrError
 
 __all__ = ["record"]
@@ -60,7 +60,7 @@ Examples:
 )
 @click.option(
     "--api",
-    type=click.Choice(["openai", "llamacpp", "ollama"]),
+    type=Choice(["openai", "llamacpp", "ollama"]),
     help="The API the endpoint speaks (default: from the URL path).",
 )
 @click.option(
