@@ -105,6 +105,11 @@ class Claim:
             self.empty_tools if empty_tools is None else empty_tools,
         )
 
+    def to_map(self) -> dict[str, Any]:
+        """The claim as JSON data (the stdio protocol's ``claim``); ``Claim.of`` reads it back."""
+        dialects = None if self.dialects is None else sorted(self.dialects)
+        return {"dialects": dialects, "empty_tools": self.empty_tools}
+
     def options(self) -> list[str]:
         """The command-line options that state this claim again (for reproducers)."""
         shown: list[str] = []
