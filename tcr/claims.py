@@ -28,7 +28,7 @@ type is a ``TcrError`` in one line listing what is known.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -90,6 +90,15 @@ class Claim:
     def speaks(self, dialect_id: str) -> bool:
         """Whether this claim parses the dialect ``dialect_id``."""
         return self.dialects is None or dialect_id in self.dialects
+
+    def parses(self, tools: Sequence[str] | None) -> frozenset[str] | None:
+        """The dialect ids parsed in a message offering ``tools`` (``None``: every one).
+
+        Empty when ``tools=[]`` means text: nothing is parsed at all.
+        """
+        if self.empty_tools == "text" and tools is not None and not tools:
+            return frozenset()
+        return self.dialects
 
     @property
     def reasoning(self) -> bool:
