@@ -48,9 +48,15 @@ def bless(
     *,
     detector: str | Factory | DetectorSpec | None = None,
     tools: Sequence[str] | None = None,
+    dialects: Sequence[str] | None = None,
+    empty_tools: str | None = None,
 ) -> list[Change]:
-    """Store the detector's current result as each recording's expectation."""
-    factory = resolve_detector(detector).factory
+    """Store the detector's current result as each recording's expectation.
+
+    ``dialects``/``empty_tools``: the claim, as ``tcr.replay.run`` takes it (a factory
+    that takes them, such as the reference, is restricted by them).
+    """
+    factory = resolve_detector(detector, dialects=dialects, empty_tools=empty_tools).factory
     blessed = []
     for path in iter_recordings(list(paths)):
         current = _current(path, factory, tools)
@@ -65,9 +71,11 @@ def changes(
     *,
     detector: str | Factory | DetectorSpec | None = None,
     tools: Sequence[str] | None = None,
+    dialects: Sequence[str] | None = None,
+    empty_tools: str | None = None,
 ) -> list[Change]:
     """Recordings whose stored expectation is missing or differs from the current result."""
-    factory = resolve_detector(detector).factory
+    factory = resolve_detector(detector, dialects=dialects, empty_tools=empty_tools).factory
     found = []
     for path in iter_recordings(list(paths)):
         current = _current(path, factory, tools)

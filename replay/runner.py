@@ -55,6 +55,8 @@ def run(
     shard: tuple[int, int] | None = None,
     jobs: int = 1,
     timeout: float | None = None,
+    dialects: Sequence[str] | None = None,
+    empty_tools: str | None = None,
 ) -> Report:
     """Replay recordings (files or directories; None: the bundled corpora).
 
@@ -66,13 +68,14 @@ def run(
     random runs spread over them too); the report is the same, in the same order.
     The workers are fresh processes: they import the detector factory by name, and
     a calling script as a module (keep its work under ``if __name__ == "__main__":``).
+    ``dialects``/``empty_tools`` state the detector's claim over the one it declares
+    (``tcr.claims``; a factory that takes them gets them); the report names it.
     Raises ``TcrError`` only for unusable options (a bad strategy, an unknown
     check, a detector that cannot be loaded, a missing path); everything found
     while replaying goes into the ``Report``.
     """
-    plan = _plan(
-        strategies, runs, seed, detector, tools, checks, layer, exitfirst, minimize, timeout
-    )
+    chosen = resolve_detector(detector, dialects=dialects, empty_tools=empty_tools)
+    plan = _plan(strategies, runs, seed, chosen, tools, checks, layer, exitfirst, minimize, timeout)
     if jobs < 1:
         raise TcrError(f"--jobs must be at least 1, not {jobs}")
     if paths is None:
@@ -82,7 +85,7 @@ def run(
     else:
         files = list(iter_recordings(list(paths)))
     files = select_shard(files, shard)
-    report = Report()
+    report = Report(claim=plan.detector.claim)
     started = time.perf_counter()
     tasks = split_tasks(files, plan, jobs) if jobs > 1 and not exitfirst else []
     if len(tasks) > 1:
@@ -115,10 +118,22 @@ def check_chunks(
     tools: Sequence[str] | None = None,
     checks: Collection[str] = TRACE_CHECKS,
     expectation: Expectation | Mapping[str, Any] | None = None,
+    dialects: Sequence[str] | None = None,
+    empty_tools: str | None = None,
 ) -> Verdict:
-    """Check one chunking against the whole run: what a pinned regression test calls."""
-    factory = resolve_detector(detector).factory
-    judge = Judge(factory, "".join(chunks), tools=tools, expectation=expectation, checks=checks)
+    """Check one chunking against the whole run: what a pinned regression test calls.
+
+    ``dialects``/``empty_tools``: the claim to judge against, as ``run`` takes them.
+    """
+    chosen = resolve_detector(detector, dialects=dialects, empty_tools=empty_tools)
+    judge = Judge(
+        chosen.factory,
+        "".join(chunks),
+        tools=tools,
+        expectation=expectation,
+        checks=checks,
+        claim=chosen.claim,
+    )
     return judge.verdict(chunks)
 
 
