@@ -1,9 +1,10 @@
 """The reference restricted to a claim (DESIGN §5): unclaimed markup is plain text.
 
-``no_leak`` and ``expected`` need claims-aware oracles and recording expectations
-(issue 12, later steps); here the restricted detector is held to what it must
-already do: pass unclaimed markup through, match the reference on its own
-dialect, and keep conservation, invariance, its own holdback bound and warm = cold.
+Here the restricted detector is held to what it must do as a detector: pass
+unclaimed markup through, match the reference on its own dialect, and keep
+conservation, invariance, its own holdback bound and warm = cold. Judging it
+against its claim with every check (``no_leak`` of claimed markers, expectations
+restated for the claim) is in tests/replay/test_replay_claims.py.
 """
 
 from __future__ import annotations

@@ -137,3 +137,13 @@ def test_json_report_keeps_its_fields_and_adds_the_claim() -> None:
     data = json.loads(result.output)
     assert {"exit_code", "recordings", "outcomes", "errors", "claim", "not_judged"} <= set(data)
     assert data["claim"]["dialects"] == ["hermes"]
+
+
+@pytest.mark.process
+@pytest.mark.slow
+def test_worker_processes_judge_against_the_same_claim() -> None:
+    one = run(None, strategies=QUICK, dialects=["hermes"], empty_tools="text")
+    two = run(None, strategies=QUICK, dialects=["hermes"], empty_tools="text", jobs=2)
+    assert two.exit_code == one.exit_code == EXIT_OK
+    assert two.not_judged == one.not_judged == {(Check.NO_LEAK, NO_MARKER): 1}
+    assert str(two.claim) == "hermes; tools=[] means text"
