@@ -79,7 +79,7 @@ def test_reproducers_restate_the_claim_and_the_snippet_fails_the_same_way() -> N
     assert "--dialect hermes" in failure.reproducer
     assert "dialects=['hermes']" in failure.snippet
     namespace: dict[str, object] = {}
-    exec(failure.snippet, namespace)  # noqa: S102  (the snippet tcr prints, as a user pastes it)
+    exec(failure.snippet, namespace)  # the snippet tcr prints, as a user pastes it
     test = next(v for k, v in namespace.items() if k.startswith("test_"))
     with pytest.raises(AssertionError, match="expected"):
         test()  # type: ignore[operator]
