@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 from rich.console import Console
@@ -23,14 +25,14 @@ from tcr.errors import TcrError
 
 __all__ = ["bless", "review"]
 
-BLESS_EPILOG = """\b
+BLESS_EPILOG = """The expectation is what this detector shows. Judged later against a narrower
+claim, replay restates an expectation only when it is the full reference's.
+
+\b
 Examples:
   tcr bless corpora/recorded/weather.msgpack
   tcr bless corpora/found/ --detector mypkg.parser:make_detector
   tcr bless corpora/found/ --dialect hermes     # what the reference restricted to hermes shows
-
-The expectation is what this detector shows. Judged later against a narrower
-claim, replay restates an expectation only when it is the full reference's.
 """
 
 REVIEW_EPILOG = """\b
@@ -45,11 +47,19 @@ Examples:
 """
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _recordings_and_detector(fn: F) -> F:
+    """What both commands take: the recordings, the detector, its tools and its claim."""
+    for option in (claim_options, tools_option, detector_option):
+        fn = option(fn)
+    argument = click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+    return argument(fn)
+
+
 @click.command(epilog=BLESS_EPILOG)
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
-@detector_option
-@tools_option
-@claim_options
+@_recordings_and_detector
 def bless(
     paths: tuple[Path, ...],
     detector: str | None,
@@ -77,10 +87,7 @@ def bless(
 
 
 @click.command(epilog=REVIEW_EPILOG)
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
-@detector_option
-@tools_option
-@claim_options
+@_recordings_and_detector
 def review(
     paths: tuple[Path, ...],
     detector: str | None,
