@@ -145,6 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         factory = load_factory(args[0])
+        read_claim(factory)  # a claim of the wrong shape: one line now, not one per message
     except TcrError as error:
         print(f"tcr.stdio: {error}", file=sys.stderr)
         return 2

@@ -50,7 +50,6 @@ def test_without_a_corpus_the_plugin_adds_nothing(pytester: pytest.Pytester) -> 
 BRACKET = ROOT / "regressions" / "format_bracket_array.msgpack"
 
 
-@pytest.mark.slow
 def test_the_claim_option_judges_against_the_claim(pytester: pytest.Pytester) -> None:
     # A factory that cannot be restricted: it parses the Mistral call hermes does not claim.
     pytester.makepyfile(
@@ -71,7 +70,6 @@ def test_the_claim_option_judges_against_the_claim(pytester: pytest.Pytester) ->
     result.stdout.fnmatch_lines(["*expected*", "*reproduce: tcr replay*--dialect hermes*"])
 
 
-@pytest.mark.slow
 def test_the_ini_states_the_claim_and_the_reference_restricts_itself(
     pytester: pytest.Pytester,
 ) -> None:

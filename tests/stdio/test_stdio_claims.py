@@ -14,10 +14,13 @@ import shlex
 import sys
 from pathlib import Path
 
+import pytest
+
 from tcr.claims import EVERYTHING, Claim
 from tcr.detector.core import StreamDetector
 from tcr.detector.events import Text
 from tcr.detector.loader import resolve_detector
+from tcr.errors import TcrError
 from tcr.stdio import command_factory
 from tcr.stdio.server import serve
 
@@ -77,3 +80,31 @@ def test_dialect_restricts_the_reference_behind_the_protocol() -> None:
         assert spec.claim == HERMES
         detector = spec.factory(tools=None)
         assert detector.feed(MISTRAL) + detector.finish() == [Text(MISTRAL)]
+
+
+def test_a_harness_whose_factory_claims_nonsense_stops_with_one_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from tcr.stdio import main
+
+    assert main(["claimed_detectors:wrong_claim_type"]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        "tcr.stdio: wrong_claim_type.tcr_claim: dialects must be a list of dialect ids, "
+        "not int 42\n"
+    )
+
+
+def test_a_foreign_harness_claiming_an_unknown_dialect_is_one_line() -> None:
+    # A harness in any language: it answers new with a claim tcr does not know.
+    code = (
+        "import sys\n"
+        "for line in sys.stdin:\n"
+        '    print(\'{"ok": true, "claim": {"dialects": ["llama4_pythonic"]}}\', flush=True)\n'
+    )
+    factory = command_factory(shlex.join([sys.executable, "-c", code]))
+    with factory, pytest.raises(TcrError) as caught:
+        resolve_detector(factory)
+    assert str(caught.value).startswith(
+        "ProcessDetector.tcr_claim: unknown dialect 'llama4_pythonic'; known: "
+    )
