@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tcr.corpus import iter_recordings
-from tcr.detector.loader import DetectorSpec, Factory, resolve_detector
+from tcr.detector.loader import DetectorSpec, Factory, resolve_detector, unbound_factory
 from tcr.errors import TcrError
 from tcr.expectation import Expectation
 from tcr.judge import Judge, checks_of
@@ -89,6 +89,7 @@ def run(
     started = time.perf_counter()
     tasks = split_tasks(files, plan, jobs) if jobs > 1 and not exitfirst else []
     if len(tasks) > 1:
+        _stop_idle_harness(plan.detector)
         replay_in_processes(tasks, plan, report, jobs, on_progress)
     else:
         for done, path in enumerate(files):
@@ -172,6 +173,15 @@ def _plan(
         minimize=minimize,
         timeout=check_timeout(timeout),
     )
+
+
+def _stop_idle_harness(detector: DetectorSpec) -> None:
+    """A ``--detector-cmd`` harness started here to read its claim idles while the workers
+    run their own: stop it (``CommandFactory.close``; a later detector starts another)."""
+    if detector.command is not None:
+        close = getattr(unbound_factory(detector.factory), "close", None)
+        if callable(close):
+            close()
 
 
 def _replay_file(path: Path, plan: Plan, report: Report) -> None:

@@ -35,6 +35,7 @@ __all__ = [
     "load_factory",
     "make_detector",
     "resolve_detector",
+    "unbound_factory",
 ]
 
 Factory = Callable[..., Detector]
@@ -80,9 +81,9 @@ class DetectorSpec:
             keywords["empty_tools"] = empty_tools
         factory = functools.partial(self.factory, **keywords) if keywords else self.factory
         try:
-            holders: tuple[object, ...] = (make_detector(factory), _unbound(factory))
+            holders: tuple[object, ...] = (make_detector(factory), unbound_factory(factory))
         except FactoryError:
-            holders = (_unbound(factory),)
+            holders = (unbound_factory(factory),)
         declared = read_claim(*holders) or EVERYTHING
         claim = declared.with_options(dialects, empty_tools)
         return DetectorSpec(factory, self.spec, self.command, claim)
@@ -127,7 +128,7 @@ def resolve_detector(
     return chosen.claiming(dialects, empty_tools)
 
 
-def _unbound(factory: Callable[..., object]) -> Callable[..., object]:
+def unbound_factory(factory: Callable[..., object]) -> Callable[..., object]:
     """The user's factory under the keywords ``claiming`` bound (its attribute is there)."""
     while isinstance(factory, functools.partial):
         factory = factory.func
@@ -157,7 +158,7 @@ def load_factory(spec: str | None) -> Factory:
 
 def factory_name(factory: Callable[..., object]) -> str:
     """``package.module:factory`` for a factory, as ``--detector`` takes it."""
-    factory = _unbound(factory)
+    factory = unbound_factory(factory)
     module_name = getattr(factory, "__module__", None) or "?"
     module = sys.modules.get(module_name)
     qualname = getattr(factory, "__qualname__", "")
