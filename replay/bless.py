@@ -15,10 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from tcr.corpus import iter_recordings, read_recording, write_expectation
-from tcr.detector.events import Event, Reasoning, Rejected, Text, ToolCall
 from tcr.detector.loader import DetectorSpec, Factory, resolve_detector
 from tcr.errors import TcrError
-from tcr.expectation import Expectation, ExpectedCall
+from tcr.expectation import expectation_of
 from tcr.judge import Judge
 from tcr.stream import decode
 
@@ -32,27 +31,6 @@ class Change:
     path: Path
     stored: dict[str, Any] | None
     current: dict[str, Any]
-
-
-def expectation_of(events: Iterable[Event]) -> Expectation:
-    """What a run's events show: text (``Rejected`` content too), calls and reasoning."""
-    text: list[str] = []
-    calls: list[ExpectedCall] = []
-    reasoning: list[str] = []
-    for event in events:
-        if isinstance(event, Text):
-            text.append(event.text)
-        elif isinstance(event, Rejected):
-            text.append(event.content)
-        elif isinstance(event, ToolCall):
-            try:
-                arguments: Any = json.loads(event.arguments)
-            except ValueError:
-                arguments = event.arguments
-            calls.append(ExpectedCall(event.name, arguments))
-        elif isinstance(event, Reasoning):
-            reasoning.append(event.text)
-    return Expectation("".join(text), tuple(calls), "".join(reasoning))
 
 
 def _current(path: Path, factory: Factory, tools: Sequence[str] | None) -> dict[str, Any]:
@@ -70,9 +48,15 @@ def bless(
     *,
     detector: str | Factory | DetectorSpec | None = None,
     tools: Sequence[str] | None = None,
+    dialects: Sequence[str] | None = None,
+    empty_tools: str | None = None,
 ) -> list[Change]:
-    """Store the detector's current result as each recording's expectation."""
-    factory = resolve_detector(detector).factory
+    """Store the detector's current result as each recording's expectation.
+
+    ``dialects``/``empty_tools``: the claim, as ``tcr.replay.run`` takes it (a factory
+    that takes them, such as the reference, is restricted by them).
+    """
+    factory = resolve_detector(detector, dialects=dialects, empty_tools=empty_tools).factory
     blessed = []
     for path in iter_recordings(list(paths)):
         current = _current(path, factory, tools)
@@ -87,9 +71,11 @@ def changes(
     *,
     detector: str | Factory | DetectorSpec | None = None,
     tools: Sequence[str] | None = None,
+    dialects: Sequence[str] | None = None,
+    empty_tools: str | None = None,
 ) -> list[Change]:
     """Recordings whose stored expectation is missing or differs from the current result."""
-    factory = resolve_detector(detector).factory
+    factory = resolve_detector(detector, dialects=dialects, empty_tools=empty_tools).factory
     found = []
     for path in iter_recordings(list(paths)):
         current = _current(path, factory, tools)

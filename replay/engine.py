@@ -80,6 +80,7 @@ def load(path: Path, plan: Plan) -> Replay | InputError:
         expectation=expectation,
         checks=plan.checks,
         timeout=plan.timeout,
+        claim=plan.detector.claim,
     )
     if plan.layer == "content":
         try:
@@ -152,6 +153,9 @@ class Replay:
         incomplete = None if recording.complete else recording.incomplete_reason
         name = "warm-cold" if strategy is None else strategy.spec
         outcome = Outcome(self.path, recording.id, name, incomplete=incomplete)
+        if strategy is not None and self.plan.layer == "content":  # what the claim leaves out
+            not_judged = self.judge.not_judged.items()
+            outcome.not_judged = {c: why for c, why in not_judged if c in self.judge.trace_checks}
         if strategy is None:
             return outcome, self._warm_cold(outcome)
         first, last = runs or (0, self.plan.runs)
@@ -230,6 +234,7 @@ class Replay:
                 tools=self.tools,
                 checks=(check,),
                 timeout=self.judge.timeout,
+                claim=self.judge.claim,
             )
             return any(v.check == check for v in judge.verdict(chunks).violations)
 
@@ -301,6 +306,11 @@ class Replay:
             detector = f", detector=command_factory({command!r})"
             imports = "from tcr.stdio import command_factory\n" + imports
         tools = "" if self.tools is None else f", tools={list(self.tools)!r}"
+        claim = self.judge.claim
+        if claim.dialects is not None:
+            tools += f", dialects={sorted(claim.dialects)!r}"
+        if claim.empty_tools != "reject":
+            tools += f", empty_tools={claim.empty_tools!r}"
         expect = ""
         if check is Check.EXPECTED and self.expect is not None:
             expect = f", expectation={self.expect.to_map()!r}"

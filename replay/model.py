@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tcr.claims import EVERYTHING, Claim
 from tcr.errors import EXIT_ERROR, EXIT_OK
 from tcr.oracle import Check, Violation
 
@@ -61,6 +62,8 @@ class Outcome:
     failures: list[Failure] = field(default_factory=list)  # one per failing check, shrunk
     checks: tuple[Check, ...] = ()  # the checks that ran
     skipped: dict[str, str] = field(default_factory=dict)  # check -> why not
+    # check -> why not, for the checks the detector's claim leaves unjudged (also in skipped)
+    not_judged: dict[str, str] = field(default_factory=dict)
     error: str | None = None  # a detector crash, one line, with the chunk index
     seconds: float = 0.0
     incomplete: str | None = None  # the recording was cut short: why
@@ -84,6 +87,7 @@ class Outcome:
             "failing_runs": self.failing_runs,
             "checks": list(self.checks),
             "skipped": dict(self.skipped),
+            "not_judged": dict(self.not_judged),
             "error": self.error,
             "incomplete": self.incomplete,
             "seconds": round(self.seconds, 6),
@@ -97,10 +101,20 @@ class Report:
     errors: list[InputError] = field(default_factory=list)
     seconds: float = 0.0
     stopped_early: bool = False  # -x: stopped at the first failure
+    claim: Claim = EVERYTHING  # what the detector was judged against
 
     @property
     def recordings(self) -> int:
         return len({o.path for o in self.outcomes})
+
+    @property
+    def not_judged(self) -> dict[tuple[str, str], int]:
+        """(check, why) -> how many recordings the claim left that check unjudged in."""
+        paths: dict[tuple[str, str], set[str]] = {}
+        for outcome in self.outcomes:
+            for check, why in outcome.not_judged.items():
+                paths.setdefault((check, why), set()).add(outcome.path)
+        return {key: len(found) for key, found in paths.items()}
 
     @property
     def chars(self) -> int:
@@ -125,6 +139,11 @@ class Report:
             "chars": self.chars,
             "seconds": round(self.seconds, 6),
             "stopped_early": self.stopped_early,
+            "claim": self.claim.to_map(),
+            "not_judged": [
+                {"check": check, "reason": why, "recordings": count}
+                for (check, why), count in self.not_judged.items()
+            ],
             "errors": [{"path": e.path, "message": e.message} for e in self.errors],
             "outcomes": [o.to_dict() for o in self.outcomes],
         }

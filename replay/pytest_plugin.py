@@ -1,11 +1,13 @@
 """A pytest plugin: recordings x strategies as test items, and a ``tcr_replay`` fixture.
 
-    pytest --tcr-corpus corpora/ --tcr-detector mypkg.parser:make_detector
+    pytest --tcr-corpus corpora/ --tcr-detector mypkg.parser:make_detector --tcr-dialect hermes
 
 Each recording under ``--tcr-corpus`` and each ``--tcr-rechunk`` strategy
 becomes one test item that replays it with every oracle; a failing item shows
 the violation and the shrunk reproducer. Without ``--tcr-corpus`` the plugin
-adds nothing but the fixture.
+adds nothing but the fixture. The detector's claim (``tcr.claims``) comes from
+``--tcr-dialect`` (repeatable) and ``--tcr-empty-tools``, else the ini options
+``tcr_dialects`` and ``tcr_empty_tools``, else what the detector declares.
 """
 
 from __future__ import annotations
@@ -43,6 +45,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="STRATEGY",
         help="Rechunking strategy; repeatable (default: original, whole, char, random).",
     )
+    group.addoption(
+        "--tcr-dialect",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="A dialect the detector parses; repeatable (default: ini tcr_dialects, else "
+        "what the detector declares).",
+    )
+    group.addoption(
+        "--tcr-empty-tools",
+        default=None,
+        choices=["reject", "text"],
+        help="What tools=[] means to the detector (default: ini tcr_empty_tools, else its own).",
+    )
+    parser.addini("tcr_dialects", "Dialects the detector parses (see tcr dialects).", "args")
+    parser.addini("tcr_empty_tools", "What tools=[] means to the detector: reject or text.")
     group.addoption("--tcr-runs", type=int, default=20, help="Runs of random strategies.")
     group.addoption("--tcr-seed", type=int, default=0, help="Seed of random strategies.")
 
@@ -66,6 +84,7 @@ class ReplayItem(pytest.Item):
             runs=config.getoption("tcr_runs"),
             seed=config.getoption("tcr_seed"),
             detector=config.getoption("tcr_detector"),
+            **claim_of(config),
         )
         if report.exit_code != EXIT_OK:
             raise ReplayFailed(report)
@@ -85,6 +104,13 @@ class ReplayItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, None, f"tcr replay {self.path.name} --rechunk {self.strategy}"
+
+
+def claim_of(config: pytest.Config) -> dict[str, Any]:
+    """``dialects`` and ``empty_tools`` for ``tcr.replay.run``: the options, else the ini."""
+    dialects = config.getoption("tcr_dialect") or config.getini("tcr_dialects") or None
+    empty_tools = config.getoption("tcr_empty_tools") or config.getini("tcr_empty_tools") or None
+    return {"dialects": dialects, "empty_tools": empty_tools}
 
 
 class ReplayFailed(Exception):
@@ -118,13 +144,16 @@ def pytest_collection_modifyitems(
 
 @pytest.fixture
 def tcr_replay(request: pytest.FixtureRequest) -> Callable[..., Any]:
-    """``tcr.replay.run`` with ``--tcr-detector`` as its default detector."""
+    """``tcr.replay.run`` with ``--tcr-detector`` and the claim options as its defaults."""
     from tcr.replay import run
 
     default = request.config.getoption("tcr_detector")
+    claim = claim_of(request.config)
 
     def replay(*args: Any, **kwargs: Any) -> Any:
         kwargs.setdefault("detector", default)
+        for key, value in claim.items():
+            kwargs.setdefault(key, value)
         return run(*args, **kwargs)
 
     return replay

@@ -68,8 +68,12 @@ def render(report: Report, console: Console) -> None:
         report.exit_code, "[red]some inputs could not be replayed[/]"
     )
     n = report.recordings
+    console.print(f"\njudged against the claim: {escape(str(report.claim))}", highlight=False)
+    for (check, why), count in report.not_judged.items():
+        plural = "s" if count != 1 else ""
+        console.print(f"{count} recording{plural}: {check} not judged ({escape(why)})")
     console.print(
-        f"\n{n} recording{'s' if n != 1 else ''}, {len(report.outcomes)} strategy runs, "
+        f"{n} recording{'s' if n != 1 else ''}, {len(report.outcomes)} strategy runs, "
         f"{report.chars:,} characters in {report.seconds:.2f}s: {verdict}"
         + (" (stopped at the first failure)" if report.stopped_early else "")
     )

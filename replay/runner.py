@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tcr.corpus import iter_recordings
-from tcr.detector.loader import DetectorSpec, Factory, resolve_detector
+from tcr.detector.loader import DetectorSpec, Factory, resolve_detector, unbound_factory
 from tcr.errors import TcrError
 from tcr.expectation import Expectation
 from tcr.judge import Judge, checks_of
@@ -55,6 +55,8 @@ def run(
     shard: tuple[int, int] | None = None,
     jobs: int = 1,
     timeout: float | None = None,
+    dialects: Sequence[str] | None = None,
+    empty_tools: str | None = None,
 ) -> Report:
     """Replay recordings (files or directories; None: the bundled corpora).
 
@@ -66,13 +68,14 @@ def run(
     random runs spread over them too); the report is the same, in the same order.
     The workers are fresh processes: they import the detector factory by name, and
     a calling script as a module (keep its work under ``if __name__ == "__main__":``).
+    ``dialects``/``empty_tools`` state the detector's claim over the one it declares
+    (``tcr.claims``; a factory that takes them gets them); the report names it.
     Raises ``TcrError`` only for unusable options (a bad strategy, an unknown
     check, a detector that cannot be loaded, a missing path); everything found
     while replaying goes into the ``Report``.
     """
-    plan = _plan(
-        strategies, runs, seed, detector, tools, checks, layer, exitfirst, minimize, timeout
-    )
+    chosen = resolve_detector(detector, dialects=dialects, empty_tools=empty_tools)
+    plan = _plan(strategies, runs, seed, chosen, tools, checks, layer, exitfirst, minimize, timeout)
     if jobs < 1:
         raise TcrError(f"--jobs must be at least 1, not {jobs}")
     if paths is None:
@@ -82,10 +85,11 @@ def run(
     else:
         files = list(iter_recordings(list(paths)))
     files = select_shard(files, shard)
-    report = Report()
+    report = Report(claim=plan.detector.claim)
     started = time.perf_counter()
     tasks = split_tasks(files, plan, jobs) if jobs > 1 and not exitfirst else []
     if len(tasks) > 1:
+        _stop_idle_harness(plan.detector)
         replay_in_processes(tasks, plan, report, jobs, on_progress)
     else:
         for done, path in enumerate(files):
@@ -115,10 +119,22 @@ def check_chunks(
     tools: Sequence[str] | None = None,
     checks: Collection[str] = TRACE_CHECKS,
     expectation: Expectation | Mapping[str, Any] | None = None,
+    dialects: Sequence[str] | None = None,
+    empty_tools: str | None = None,
 ) -> Verdict:
-    """Check one chunking against the whole run: what a pinned regression test calls."""
-    factory = resolve_detector(detector).factory
-    judge = Judge(factory, "".join(chunks), tools=tools, expectation=expectation, checks=checks)
+    """Check one chunking against the whole run: what a pinned regression test calls.
+
+    ``dialects``/``empty_tools``: the claim to judge against, as ``run`` takes them.
+    """
+    chosen = resolve_detector(detector, dialects=dialects, empty_tools=empty_tools)
+    judge = Judge(
+        chosen.factory,
+        "".join(chunks),
+        tools=tools,
+        expectation=expectation,
+        checks=checks,
+        claim=chosen.claim,
+    )
     return judge.verdict(chunks)
 
 
@@ -157,6 +173,15 @@ def _plan(
         minimize=minimize,
         timeout=check_timeout(timeout),
     )
+
+
+def _stop_idle_harness(detector: DetectorSpec) -> None:
+    """A ``--detector-cmd`` harness started here to read its claim idles while the workers
+    run their own: stop it (``CommandFactory.close``; a later detector starts another)."""
+    if detector.command is not None:
+        close = getattr(unbound_factory(detector.factory), "close", None)
+        if callable(close):
+            close()
 
 
 def _replay_file(path: Path, plan: Plan, report: Report) -> None:

@@ -47,16 +47,19 @@ def summarize(
     rechunk: str = "original",
     seed: int = 0,
     timeout: float | None = None,
+    dialects: Sequence[str] | None = None,
+    empty_tools: str | None = None,
 ) -> ShowSummary:
     """Everything about one recording; see the module docstring.
 
+    ``dialects``/``empty_tools``: the claim to judge against, over the detector's own.
     ``tools`` overrides the recording's declared tools (``[]`` declares none);
     ``rechunk`` must name one chunking (``random`` uses run 0 of ``seed``).
     ``timeout``: seconds each run of the message may take (None: no limit).
     """
     strategy = parse_strategy(rechunk)  # input errors first, before any work
     timeout = check_timeout(timeout)
-    chosen = DetectorSpec.load(detector)
+    chosen = DetectorSpec.load(detector, dialects=dialects, empty_tools=empty_tools)
     recording = read_recording(path)
     declared = tools if tools is not None else recording.tools
     decoded, error = _decode(recording)
@@ -82,13 +85,24 @@ def summarize(
     }
     text = "".join(chunks)
     judge = Judge(
-        chosen.factory, text, tools=declared, expectation=recording.expect, timeout=timeout
+        chosen.factory,
+        text,
+        tools=declared,
+        expectation=recording.expect,
+        timeout=timeout,
+        claim=chosen.claim,
     )
     run, verdict = _judge(judge, chunks)
     return dataclasses.replace(
         summary,
         content=content,
-        detector={"spec": detector or REFERENCE, "tools": declared, **run},
+        detector={
+            "spec": detector or REFERENCE,
+            "tools": declared,
+            "claim": chosen.claim.to_map(),
+            "not_judged": dict(judge.not_judged),
+            **run,
+        },
         verdict=verdict,
     )
 

@@ -16,6 +16,8 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text as RichText
 
+from tcr.claims import Claim
+
 if TYPE_CHECKING:
     from tcr.oracle import Verdict
 
@@ -78,10 +80,14 @@ def render(summary: ShowSummary, console: Console, *, frames_limit: int = 40) ->
     )
     console.print(Rule(title, align="left"))
     console.print(_content(chunks, plain))
-    console.print(Rule(f"Detector events ({run['spec']})", align="left"))
+    claim = run.get("claim")
+    said = "" if claim is None else f"; judged against: {Claim.of(claim)}"
+    console.print(Rule(f"Detector events ({run['spec']}{said})", align="left"))
     console.print(_events_table(run, len(chunks), frames_limit))
     console.print(Rule("Verdict", align="left"))
     console.print(_verdict_text(verdict))
+    for check, why in (run.get("not_judged") or {}).items():
+        console.print(f"{check} not judged for the claim: {why}", style="yellow")
 
 
 def _header_panel(summary: ShowSummary) -> Panel:

@@ -7,6 +7,7 @@ they report what ``tcr show`` printed: the checks of one chunking of one recordi
 from __future__ import annotations
 
 import shlex
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +28,9 @@ def command_line(
     detector: str | None = None,
     tools: str | None = None,
     seed: int = 0,
+    claim: Sequence[str] = (),
 ) -> str:
-    """The ``tcr show`` line that shows the same chunking again."""
+    """The ``tcr show`` line that shows the same chunking again (``claim``: its options)."""
     args = ["tcr", "show", str(path), "--rechunk", rechunk]
     if seed:
         args += ["--seed", str(seed)]
@@ -36,7 +38,7 @@ def command_line(
         args += ["--detector", detector]
     if tools is not None:
         args += ["--tools", tools]
-    return shlex.join(args)
+    return shlex.join([*args, *claim])
 
 
 def sarif_results(summary: ShowSummary, *, command: str | None = None) -> list[sarif.Result]:

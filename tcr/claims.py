@@ -28,7 +28,7 @@ type is a ``TcrError`` in one line listing what is known.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,6 +91,15 @@ class Claim:
         """Whether this claim parses the dialect ``dialect_id``."""
         return self.dialects is None or dialect_id in self.dialects
 
+    def parses(self, tools: Sequence[str] | None) -> frozenset[str] | None:
+        """The dialect ids parsed in a message offering ``tools`` (``None``: every one).
+
+        Empty when ``tools=[]`` means text: nothing is parsed at all.
+        """
+        if self.empty_tools == "text" and tools is not None and not tools:
+            return frozenset()
+        return self.dialects
+
     @property
     def reasoning(self) -> bool:
         """Whether the detector parses reasoning (the ``think`` dialect)."""
@@ -104,6 +113,11 @@ class Claim:
             self.dialects if dialects is None else _ids(list(dialects), "--dialect"),
             self.empty_tools if empty_tools is None else empty_tools,
         )
+
+    def to_map(self) -> dict[str, Any]:
+        """The claim as JSON data (the stdio protocol's ``claim``); ``Claim.of`` reads it back."""
+        dialects = None if self.dialects is None else sorted(self.dialects)
+        return {"dialects": dialects, "empty_tools": self.empty_tools}
 
     def options(self) -> list[str]:
         """The command-line options that state this claim again (for reproducers)."""

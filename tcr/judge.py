@@ -8,6 +8,26 @@ one place that puts the oracles together; ``tcr.oracle.check_trace`` and
 
 Making a detector goes through ``tcr.detector.loader.make_detector``: a factory
 that fails raises ``FactoryError``, and each caller says what that means to it.
+
+**The claim** (DESIGN §5, ``tcr.claims``). A judge holds the detector to what it
+claims to parse in this message (``Claim.parses(tools)``): ``no_leak`` looks for
+those dialects' opening markers only, holdback's bound is their longest opener - 1,
+and the expectation is restated for the claim. A recording's stored expectation was
+made by the full reference (``expectation_for``, default ``EVERYTHING``); when the
+claim parses something else here, the reference restricted to the claim
+(``StreamDetector(tools, dialects=…, empty_tools=…)``) is run on the whole text:
+
+- the stored expectation is kept where the restricted reference agrees with it;
+- else, if the full reference agrees with it (it is the reference's), the restricted
+  reference's result replaces it, part for part: unclaimed markup must then be shown
+  as text, unchanged, and a detector that swallows or rewrites it fails ``expected``;
+- else (a user blessed another detector's output) it cannot be restated: ``expected``
+  is skipped with ``NOT_RESTATED``, never guessed.
+
+A message with no stored expectation gets none for any claim: the restricted
+reference's choices beyond the claim (policy 12's stripped content, say) are not
+the user's to answer for unless a recording says so. The skips that come from the
+claim are in ``not_judged`` (check -> why), which replay counts once per run.
 """
 
 from __future__ import annotations
@@ -16,16 +36,23 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from tcr._verdict import CHECKS, TRACE_CHECKS, Check, Verdict
+from tcr.claims import EVERYTHING, Claim
+from tcr.detector.core import StreamDetector
 from tcr.detector.events import Detector
-from tcr.detector.formats import HOLDBACK_BOUND
+from tcr.detector.formats import NOTHING, Lexicon, lexicon
 from tcr.detector.loader import Factory, make_detector
 from tcr.errors import TcrError, did_you_mean
-from tcr.expectation import Expectation
-from tcr.oracle import check_trace
+from tcr.expectation import Expectation, expectation_of
+from tcr.oracle import NO_MARKER, check_trace
 from tcr.trace import Trace, run_trace
 from tcr.warm_cold import warm_cold_verdict
 
-__all__ = ["Judge", "checks_of"]
+__all__ = ["NOT_RESTATED", "NO_MARKER", "Judge", "checks_of", "expectation_for_claim"]
+
+NOT_RESTATED = (
+    "the recording's expectation is not what the reference shows, "
+    "so it cannot be restated for the claim"
+)
 
 
 def checks_of(checks: Collection[str] | None) -> tuple[Check, ...]:
@@ -50,16 +77,34 @@ class Judge:
         tools: Sequence[str] | None = None,
         expectation: Expectation | Mapping[str, Any] | None = None,
         checks: Collection[str] | None = None,
-        bound: int = HOLDBACK_BOUND,
+        bound: int | None = None,
         timeout: float | None = None,
+        claim: Claim = EVERYTHING,
+        expectation_for: Claim = EVERYTHING,
     ) -> None:
         self.factory = factory
         self.text = text
         self.tools = tools
-        self.expectation = Expectation.of(expectation)
+        self.claim = claim  # what the detector is judged against (module docstring)
         self.checks = checks_of(checks)
         self.trace_checks = tuple(c for c in self.checks if c in TRACE_CHECKS)
-        self.bound = bound
+        lex = _lexicon(claim, tools)
+        self.bound = lex.holdback_bound if bound is None else bound
+        self.leak = lex.opener_re  # the opening markers no_leak looks for
+        self.not_judged: dict[str, str] = {}  # check -> why the claim leaves it unjudged
+        if lex.opener_re is None:
+            self.not_judged[Check.NO_LEAK] = NO_MARKER
+        self.stored_expectation = Expectation.of(expectation)
+        self.expectation = self.stored_expectation
+        if Check.EXPECTED in self.checks:
+            restated = expectation_for_claim(
+                self.stored_expectation, text, tools, claim, made_for=expectation_for
+            )
+            if isinstance(restated, str):
+                self.expectation = None
+                self.not_judged[Check.EXPECTED] = restated
+            else:
+                self.expectation = restated
         self.timeout = timeout  # seconds per message run (tcr.time_limit); None: no limit
         self._whole: Trace | None = None
 
@@ -90,8 +135,16 @@ class Judge:
         wanted = self.checks if checks is None else checks_of(checks)
         on_trace = self.trace_checks if checks is None else [c for c in wanted if c in TRACE_CHECKS]
         verdict = check_trace(
-            trace, whole=self.whole, checks=on_trace, expectation=self.expectation, bound=self.bound
+            trace,
+            whole=self.whole,
+            checks=on_trace,
+            expectation=self.expectation,
+            bound=self.bound,
+            leak=self.leak,
         )
+        if Check.EXPECTED in self.not_judged and Check.EXPECTED in verdict.skipped:
+            skipped = {**verdict.skipped, Check.EXPECTED: self.not_judged[Check.EXPECTED]}
+            verdict = Verdict(verdict.violations, verdict.ran, skipped)
         if Check.WARM_COLD in wanted:
             verdict = verdict + self.warm_cold(trace.chunks)
         return verdict
@@ -99,3 +152,49 @@ class Judge:
     def warm_cold(self, chunks: Sequence[str]) -> Verdict:
         """Warm equals cold on one chunking (it judges the factory, not a trace)."""
         return warm_cold_verdict(self.factory, chunks, tools=self.tools, timeout=self.timeout)
+
+
+def _lexicon(claim: Claim, tools: Sequence[str] | None) -> Lexicon:
+    parsed = claim.parses(tools)
+    return NOTHING if parsed is not None and not parsed else lexicon(parsed)
+
+
+def expectation_for_claim(
+    stored: Expectation | None,
+    text: str,
+    tools: Sequence[str] | None,
+    claim: Claim,
+    *,
+    made_for: Claim = EVERYTHING,
+) -> Expectation | str | None:
+    """``stored`` (made by the reference claiming ``made_for``) restated for ``claim``.
+
+    The expectation to judge against, or why there is none (``NOT_RESTATED``); the
+    rules are in the module docstring. Costs two runs of the reference at most, and
+    none when both claims parse the same in a message offering ``tools``.
+    """
+    if stored is None or claim.parses(tools) == made_for.parses(tools):
+        return stored
+    restricted = _reference(text, tools, claim)
+    if _agrees(stored, restricted):
+        return stored
+    if not _agrees(stored, _reference(text, tools, made_for)):
+        return NOT_RESTATED
+    return Expectation(
+        restricted.text if stored.text is not None else None,
+        restricted.calls if stored.calls is not None else None,
+        restricted.reasoning if stored.reasoning is not None else None,
+    )
+
+
+def _reference(text: str, tools: Sequence[str] | None, claim: Claim) -> Expectation:
+    detector = StreamDetector(tools, dialects=claim.dialects, empty_tools=claim.empty_tools)
+    return expectation_of([*detector.feed(text), *detector.finish()])
+
+
+def _agrees(stored: Expectation, shown: Expectation) -> bool:
+    """Whether ``shown`` matches every part ``stored`` fixes."""
+    return all(
+        getattr(stored, part) is None or getattr(stored, part) == getattr(shown, part)
+        for part in ("text", "calls", "reasoning")
+    )

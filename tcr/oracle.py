@@ -18,6 +18,7 @@ every check.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
@@ -45,6 +46,7 @@ from tcr.warm_cold import check_warm_cold, warm_cold_verdict
 __all__ = [
     "CARET",
     "CHECKS",
+    "NO_MARKER",
     "TRACE_CHECKS",
     "Check",
     "Expectation",
@@ -62,7 +64,10 @@ __all__ = [
     "warm_cold_verdict",
 ]
 
-_LEAK = OPENER_RE  # a complete distinctive opening marker
+# A complete distinctive opening marker; a detector's claim narrows it (tcr.judge.Judge).
+_LEAK = OPENER_RE
+# Why no_leak is skipped for a claim that parses nothing opening on a distinctive marker.
+NO_MARKER = "nothing the claim parses here opens on a distinctive marker"
 
 
 # --- conservation ---------------------------------------------------------------
@@ -145,14 +150,17 @@ def chunk_invariance(trace: Trace, whole: Trace) -> list[Violation]:
 # --- no leak --------------------------------------------------------------------
 
 
-def no_leak(trace: Trace) -> list[Violation]:
-    """No run of adjacent Text contains a complete distinctive opening marker."""
-    return _no_leak(trace, merge_placed(place_events(trace)))
+def no_leak(trace: Trace, leak: re.Pattern[str] = _LEAK) -> list[Violation]:
+    """No run of adjacent Text contains a complete distinctive opening marker.
+
+    ``leak``: the markers looked for (a claim's ``lexicon(ids).opener_re``).
+    """
+    return _no_leak(trace, merge_placed(place_events(trace)), leak)
 
 
-def _no_leak(trace: Trace, merged: list[Placed]) -> list[Violation]:
+def _no_leak(trace: Trace, merged: list[Placed], leak: re.Pattern[str]) -> list[Violation]:
     for item in merged:
-        match = _LEAK.search(item.event.text) if isinstance(item.event, Text) else None
+        match = leak.search(item.event.text) if isinstance(item.event, Text) else None
         if match is None:
             continue
         marker, chunk = match.group(), item.step_at(match.end() - 1)
@@ -355,10 +363,13 @@ def check_trace(
     checks: Collection[str] = TRACE_CHECKS,
     expectation: Expectation | Mapping[str, Any] | None = None,
     bound: int = HOLDBACK_BOUND,
+    leak: re.Pattern[str] | None = _LEAK,
 ) -> Verdict:
     """Run the requested checks on one trace; ``whole`` is the run of the unsplit input.
 
-    The layer below ``tcr.judge.Judge``, which makes the runs and adds warm equals cold.
+    ``bound`` and ``leak`` (the opening markers ``no_leak`` looks for; ``None``: none,
+    so it is skipped) are the claim's. The layer below ``tcr.judge.Judge``, which
+    makes the runs and adds warm equals cold.
     """
     unknown = [c for c in checks if c not in CHECKS]
     if unknown:
@@ -370,7 +381,7 @@ def check_trace(
     skipped: dict[str, str] = {}
     found: list[Violation] = []
     for check in (c for c in CHECKS if c in checks):
-        why = skipped.get(check) or _why_skipped(check, trace, whole, expect, raw_known)
+        why = skipped.get(check) or _why_skipped(check, trace, whole, expect, raw_known, leak)
         if why:
             skipped[check] = why
             continue
@@ -387,8 +398,8 @@ def check_trace(
             reference = merge_placed(place_events(whole))
             difference = first_difference(trace, merged, reference, check, "the whole run")
             found += [difference] if difference else []
-        elif check is Check.NO_LEAK:
-            found += _no_leak(trace, merged)
+        elif check is Check.NO_LEAK and leak is not None:
+            found += _no_leak(trace, merged, leak)
         elif check is Check.HOLDBACK and whole is not None:
             found += _holdback(trace, whole, bound)
         elif check is Check.EXPECTED and expect is not None:
@@ -404,6 +415,7 @@ def _why_skipped(
     whole: Trace | None,
     expectation: Expectation | None,
     raw_known: tuple[bool, bool],
+    leak: re.Pattern[str] | None,
 ) -> str | None:
     crashed = f"this run crashed at chunk {trace.crash.index}" if trace.crash else None
     if check in (Check.CONSERVATION, Check.HOLDBACK) and not raw_known[0]:
@@ -420,4 +432,6 @@ def _why_skipped(
         return "needs a detector factory: see check_warm_cold()"
     if check is Check.EXPECTED:
         return "no expectation" if expectation is None else crashed
+    if check is Check.NO_LEAK and leak is None:
+        return NO_MARKER
     return None

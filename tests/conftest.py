@@ -67,6 +67,7 @@ MODULE_MARKS: Mapping[str, tuple[str, ...]] = {
     "test_quality.py": ("slow", "process"),  # ruff, mypy and the import checks
     "runtime/test_pool.py": ("process",),
     "stdio/test_stdio_detector.py": ("slow", "process"),  # a harness process per detector
+    "stdio/test_stdio_claims.py": ("process",),  # a harness process per claim read
     "recorder/test_record_crash.py": ("slow", "process"),  # tcr record killed by signals
     "replay/test_pytest_plugin.py": ("slow", "process"),  # pytest in a subprocess
     "replay/test_replay_jobs.py": ("process",),

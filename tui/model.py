@@ -90,6 +90,7 @@ class Session:
                 tools=self.source.tools,
                 expectation=self.expectation,
                 checks=TRACE_CHECKS,  # warm equals cold judges the factory, not a run to step
+                claim=self.detector.claim,
             )
         return self._judge
 
@@ -117,7 +118,9 @@ class Session:
     def reference(self) -> Reference | None:
         """What should have been shown: the expectation's text, else the whole run."""
         if self._reference is None:
-            self._reference = reference_for(self.source.expect, self.whole())
+            expectation = self.judge().expectation  # restated for the detector's claim
+            expect = None if expectation is None else expectation.to_map()
+            self._reference = reference_for(expect, self.whole())
         return self._reference
 
 

@@ -3,23 +3,36 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 from rich.console import Console
 from rich.markup import escape
 from rich.syntax import Syntax
 
-from tcr.commands.options import detector_option, fail, parse_tools, tools_option
+from tcr.commands.options import (
+    claim_options,
+    claimed,
+    detector_option,
+    fail,
+    parse_tools,
+    tools_option,
+)
 from tcr.detector.loader import DetectorSpec
 from tcr.errors import TcrError
 
 __all__ = ["bless", "review"]
 
-BLESS_EPILOG = """\b
+BLESS_EPILOG = """The expectation is what this detector shows. Judged later against a narrower
+claim, replay restates an expectation only when it is the full reference's.
+
+\b
 Examples:
   tcr bless corpora/recorded/weather.msgpack
   tcr bless corpora/found/ --detector mypkg.parser:make_detector
+  tcr bless corpora/found/ --dialect hermes     # what the reference restricted to hermes shows
 """
 
 REVIEW_EPILOG = """\b
@@ -30,21 +43,38 @@ stored one), s skip, A accept this and every remaining change, q quit.
 Examples:
   tcr review corpora/
   tcr review corpora/recorded --detector mypkg.parser:make_detector
+  tcr review corpora/ --dialect hermes --empty-tools text
 """
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _recordings_and_detector(fn: F) -> F:
+    """What both commands take: the recordings, the detector, its tools and its claim."""
+    for option in (claim_options, tools_option, detector_option):
+        fn = option(fn)
+    argument = click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+    return argument(fn)
+
+
 @click.command(epilog=BLESS_EPILOG)
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
-@detector_option
-@tools_option
-def bless(paths: tuple[Path, ...], detector: str | None, tools: str | None) -> None:
+@_recordings_and_detector
+def bless(
+    paths: tuple[Path, ...],
+    detector: str | None,
+    tools: str | None,
+    dialects: tuple[str, ...],
+    empty_tools: str | None,
+) -> None:
     """Show what the detector emits for each recording now, and store it as the
     recording's expectation (what the `expected` oracle checks from then on)."""
     from tcr.replay.bless import bless as bless_all
 
     console = Console()
     try:
-        blessed = bless_all(paths, detector=DetectorSpec.load(detector), tools=parse_tools(tools))
+        chosen = DetectorSpec.load(detector, dialects=claimed(dialects), empty_tools=empty_tools)
+        blessed = bless_all(paths, detector=chosen, tools=parse_tools(tools))
     except TcrError as error:
         fail("bless", error)
     for change in blessed:
@@ -57,10 +87,14 @@ def bless(paths: tuple[Path, ...], detector: str | None, tools: str | None) -> N
 
 
 @click.command(epilog=REVIEW_EPILOG)
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
-@detector_option
-@tools_option
-def review(paths: tuple[Path, ...], detector: str | None, tools: str | None) -> None:
+@_recordings_and_detector
+def review(
+    paths: tuple[Path, ...],
+    detector: str | None,
+    tools: str | None,
+    dialects: tuple[str, ...],
+    empty_tools: str | None,
+) -> None:
     """Walk the recordings whose stored expectation differs from what the detector
     emits now, with a diff of each, and accept or reject the change."""
     from tcr.corpus import write_expectation
@@ -68,7 +102,8 @@ def review(paths: tuple[Path, ...], detector: str | None, tools: str | None) -> 
 
     console = Console()
     try:
-        found = changes(paths, detector=DetectorSpec.load(detector), tools=parse_tools(tools))
+        chosen = DetectorSpec.load(detector, dialects=claimed(dialects), empty_tools=empty_tools)
+        found = changes(paths, detector=chosen, tools=parse_tools(tools))
     except TcrError as error:
         fail("review", error)
     if not found:

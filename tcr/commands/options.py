@@ -11,6 +11,7 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 
+from tcr.claims import EMPTY_TOOLS
 from tcr.errors import EXIT_ERROR, TcrError, did_you_mean
 from tcr.stdio import START_UP
 from tcr.time_limit import DEFAULT_TIMEOUT
@@ -20,6 +21,8 @@ T = TypeVar("T")
 
 __all__ = [
     "Choice",
+    "claim_options",
+    "claimed",
     "detector_cmd_option",
     "detector_option",
     "fail",
@@ -77,6 +80,33 @@ def detector_cmd_option(fn: F) -> F:
         help="Run the detector in another process speaking the JSON-lines protocol "
         "(see the README); e.g. 'python -m tcr.stdio pkg.mod:factory'.",
     )(fn)
+
+
+def claim_options(fn: F) -> F:
+    """``--dialect ID`` (repeatable) and ``--empty-tools``: the claim the detector is judged
+    against, over the one its factory declares (``tcr.claims``)."""
+    fn = click.option(
+        "--empty-tools",
+        "empty_tools",
+        type=Choice(EMPTY_TOOLS),
+        default=None,
+        help="What tools=[] means to the detector: reject every call (the reference's "
+        "choice) or text (no parsing at all). Default: what the detector declares.",
+    )(fn)
+    return click.option(
+        "--dialect",
+        "dialects",
+        multiple=True,
+        metavar="ID",
+        help="A dialect the detector parses (see tcr dialects); repeatable. Other "
+        "dialects' markup must pass through as text. Default: what the detector "
+        "declares in tcr_claim, else every dialect.",
+    )(fn)
+
+
+def claimed(dialects: tuple[str, ...]) -> list[str] | None:
+    """``--dialect`` as given (none: ``None``, the detector's own claim)."""
+    return list(dialects) or None
 
 
 def timeout_option(fn: F) -> F:

@@ -14,6 +14,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from tcr.commands.options import (
     Choice,
+    claim_options,
+    claimed,
     detector_cmd_option,
     detector_option,
     fail,
@@ -51,6 +53,8 @@ Examples:
   tcr replay corpora/ --rechunk random --runs 200 --seed 7
   tcr replay rec.msgpack --rechunk exhaustive --rechunk boundary
   tcr replay rec.msgpack --detector mypkg.parser:make_detector --tools get_weather
+  tcr replay corpora/ --detector mypkg.parser:make_detector --dialect hermes --dialect think
+  tcr replay corpora/ --dialect mistral --empty-tools text   # the reference, restricted
   tcr replay rec.msgpack --rechunk splits:12,15 --check no_leak
   tcr replay rec.msgpack --detector mypkg.parser:make_detector --debug
   tcr replay corpora/ --detector-cmd './my-go-detector --stdio' --detector-timeout 2
@@ -78,6 +82,7 @@ Examples:
 @detector_cmd_option
 @timeout_option
 @tools_option
+@claim_options
 @click.option(
     "--check",
     "checks",
@@ -117,6 +122,8 @@ def replay(
     detector_timeout: float,
     timeout: float,
     tools: str | None,
+    dialects: tuple[str, ...],
+    empty_tools: str | None,
     checks: tuple[str, ...],
     layer: str,
     as_json: bool,
@@ -138,7 +145,9 @@ def replay(
     err = Console(stderr=True)
     try:
         with (
-            _detector(detector, detector_cmd, detector_timeout) as chosen,
+            _detector(
+                detector, detector_cmd, detector_timeout, claimed(dialects), empty_tools
+            ) as chosen,
             _progress(err, enabled=not as_json) as advance,
         ):
             report = run(
@@ -171,23 +180,30 @@ def replay(
         (sarif, lambda path: write_sarif(report, path)),
     )
     if debug and report.failures and detector_cmd is None:
-        _debug(report, detector, parse_tools(tools))
+        _debug(report, chosen, parse_tools(tools))
     sys.exit(report.exit_code if written else EXIT_ERROR)
 
 
 @contextmanager
-def _detector(spec: str | None, command: str | None, timeout: float) -> Iterator[DetectorSpec]:
-    """``--detector`` loaded, or ``--detector-cmd`` as one harness (one per ``--jobs`` worker)."""
+def _detector(
+    spec: str | None,
+    command: str | None,
+    timeout: float,
+    dialects: list[str] | None,
+    empty_tools: str | None,
+) -> Iterator[DetectorSpec]:
+    """``--detector`` loaded, or ``--detector-cmd`` as one harness (one per ``--jobs`` worker),
+    with its claim resolved (the harness says its own in its answer to ``new``)."""
     if command is None:
-        yield DetectorSpec.load(spec)
+        yield DetectorSpec.load(spec, dialects=dialects, empty_tools=empty_tools)
         return
     if spec is not None:
         raise TcrError("--detector and --detector-cmd exclude each other: give one")
     with command_factory(command, timeout=timeout) as factory:
-        yield DetectorSpec(factory, command=command)
+        yield DetectorSpec(factory, command=command).claiming(dialects, empty_tools)
 
 
-def _debug(report: Report, detector: str | None, tools: list[str] | None) -> None:
+def _debug(report: Report, detector: DetectorSpec, tools: list[str] | None) -> None:
     """Step through the first failure's shrunk chunking of the recorded text."""
     from tcr.rechunk import splits_spec
     from tcr.tui import open_at_failure

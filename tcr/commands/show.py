@@ -8,7 +8,10 @@ from typing import TYPE_CHECKING, NoReturn
 import click
 from rich.console import Console
 
+from tcr.claims import Claim
 from tcr.commands.options import (
+    claim_options,
+    claimed,
     detector_option,
     json_option,
     junit_option,
@@ -38,6 +41,7 @@ Examples:
   tcr show rec.msgpack
   tcr show rec.msgpack --rechunk char --detector tcr.detector.broken:per_chunk_markers
   tcr show rec.msgpack --rechunk splits:12,40     # the chunking a replay failure names
+  tcr show rec.msgpack --detector mypkg.parser:make_detector --dialect hermes
   tcr show rec.msgpack --frames 0 | less -R       # every frame
   tcr show rec.msgpack --json | jq .verdict
   tcr show rec.msgpack --rechunk char --junit show.xml --sarif show.sarif
@@ -57,6 +61,7 @@ Examples:
 @detector_option
 @timeout_option
 @tools_option
+@claim_options
 @seed_option
 @click.option(
     "--frames",
@@ -78,6 +83,8 @@ def show(
     detector: str | None,
     timeout: float,
     tools: str | None,
+    dialects: tuple[str, ...],
+    empty_tools: str | None,
     seed: int,
     frames_limit: int,
     as_json: bool,
@@ -101,6 +108,8 @@ def show(
             rechunk=rechunk,
             seed=seed,
             timeout=timeout,
+            dialects=claimed(dialects),
+            empty_tools=empty_tools,
         )
     except TcrError as error:
         _fail(ctx, error)
@@ -111,7 +120,11 @@ def show(
     code = summary.exit_code
     if code == EXIT_ERROR:
         click.echo(f"tcr show: {_one_line(_unusable(summary))}", err=True)
-    command = command_line(file, rechunk=rechunk, detector=detector, tools=tools, seed=seed)
+    claim = summary.detector["claim"] if summary.detector else None
+    restated = [] if claim is None else Claim.of(claim).options()
+    command = command_line(
+        file, rechunk=rechunk, detector=detector, tools=tools, seed=seed, claim=restated
+    )
     written = write_reports(
         "show",
         (junit, lambda path: write_junit(summary, path)),

@@ -6,7 +6,15 @@ from pathlib import Path
 
 import click
 
-from tcr.commands.options import detector_option, fail, parse_tools, seed_option, tools_option
+from tcr.commands.options import (
+    claim_options,
+    claimed,
+    detector_option,
+    fail,
+    parse_tools,
+    seed_option,
+    tools_option,
+)
 from tcr.detector.loader import DetectorSpec
 from tcr.errors import TcrError
 
@@ -43,6 +51,7 @@ Examples:
 )
 @detector_option
 @tools_option
+@claim_options
 @seed_option
 @click.option(
     "--at-first-violation",
@@ -54,6 +63,8 @@ def tui(
     strategies: tuple[str, ...],
     detector: str | None,
     tools: str | None,
+    dialects: tuple[str, ...],
+    empty_tools: str | None,
     seed: int,
     at_first_violation: bool,
 ) -> None:
@@ -65,7 +76,9 @@ def tui(
     try:
         app = make_app(
             file,
-            detector=DetectorSpec.load(detector),
+            detector=DetectorSpec.load(
+                detector, dialects=claimed(dialects), empty_tools=empty_tools
+            ),
             rechunk=list(strategies) or None,
             tools=parse_tools(tools),
             seed=seed,

@@ -16,7 +16,7 @@ from tcr import claims  # a module, not its names: tcr.claims imports this packa
 from tcr.detector.block import CALL_KEYS, Block
 from tcr.detector.bodies import BodyError, parse_body, strip_markers
 from tcr.detector.events import Event, Reasoning, Rejected, Text, ToolCall, merge_text
-from tcr.detector.formats import BY_ID, Closing, Lexicon, format_for_model, lexicon
+from tcr.detector.formats import BY_ID, NOTHING, Closing, Lexicon, format_for_model, lexicon
 from tcr.detector.machine import FSM, TRANSITIONS, DetectorState, IllegalTransition
 from tcr.dialects import Dialect, Kind
 from tcr.dialects._record import FENCE, FENCE_DONE_RE, FENCE_MAYBE_RE
@@ -58,6 +58,11 @@ class StreamDetector:
     hermes_tool_parser.py, ``extract_tool_calls``) runs ``json.loads`` on what
     lies between ``<tool_call>`` and ``</tool_call>`` and, when that raises,
     returns no tool call and the output as content.
+
+    ``empty_tools``: what ``tools=[]`` means (``tcr.claims``). ``"reject"`` (the
+    default) rejects every call (policy 7); ``"text"`` parses nothing, as a server
+    that runs no tool parser when a request offers no tools: every byte is ``Text``
+    at once and nothing is held back.
     """
 
     def __init__(
@@ -66,18 +71,24 @@ class StreamDetector:
         format: str | None = None,
         max_block: int = DEFAULT_MAX_BLOCK,
         dialects: Iterable[str] | None = None,
+        empty_tools: str = "reject",
     ) -> None:
         if format is not None and format not in BY_ID and format != "native":
             raise ValueError(f"detector: unknown format {format!r}; known: {', '.join(BY_ID)}")
         if max_block < 1:
             raise ValueError(f"detector: max_block must be at least 1, not {max_block}")
+        if empty_tools not in claims.EMPTY_TOOLS:
+            known = ", ".join(claims.EMPTY_TOOLS)
+            raise ValueError(f"detector: empty_tools must be one of {known}, not {empty_tools!r}")
         self.tools: frozenset[str] | None = None if tools is None else frozenset(tools)
         self.format: str | None = format
         self.max_block = max_block
         self._lex = lexicon(dialects)
         # The claim, ``None`` for all; a factory's claim attribute (DESIGN §5).
         self.dialects: frozenset[str] | None = None if dialects is None else self._lex.ids
-        self.tcr_claim = claims.Claim(self.dialects)  # what tcr judges it against (tcr.claims)
+        self.tcr_claim = claims.Claim(self.dialects, empty_tools)  # what tcr judges it against
+        if empty_tools == "text" and self.tools == frozenset():
+            self._lex = NOTHING  # no tools offered: no tool parser runs
         self.holdback_bound = self._lex.holdback_bound
         self.reset()
 

@@ -26,6 +26,7 @@ __all__ = [
     "HOLDBACK_BOUND",
     "MARKERS",
     "MODEL_SEEDS",
+    "NOTHING",
     "OPENER_RE",
     "SHARING",
     "Closing",
@@ -144,7 +145,7 @@ def _lexicon(dialects: tuple[Dialect, ...]) -> Lexicon:
         sharing=sharing,
         distinctive=distinctive,
         at_start=tuple(m for m, g in sharing.items() if not g[0].anywhere),
-        holdback_bound=max(len(m) for m in sharing) - 1,
+        holdback_bound=max((len(m) for m in sharing), default=1) - 1,
         opener_re=alternation(distinctive) if distinctive else None,
         partial_opener_re=prefix_regex(m[:-1] for m in distinctive),
         trigger_re=re.compile(f"[{re.escape(firsts)}]") if firsts else None,
@@ -152,6 +153,8 @@ def _lexicon(dialects: tuple[Dialect, ...]) -> Lexicon:
 
 
 FULL: Lexicon = _lexicon(DIALECTS)  # the reference's claim: every dialect
+# Parsing nothing (``empty_tools="text"`` with no tools offered): no opener, nothing held.
+NOTHING: Lexicon = _lexicon(())
 DISTINCTIVE_OPENERS: tuple[str, ...] = FULL.distinctive
 # Policy 3: markers that open a block only while all content so far is white space.
 AT_START_OPENERS: tuple[str, ...] = FULL.at_start

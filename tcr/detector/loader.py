@@ -1,7 +1,11 @@
 """Choosing a detector once, at the edge, and making one per message (ARCHITECTURE.md §5.2).
 
 ``DetectorSpec`` is what a command resolves ``--detector`` / ``--detector-cmd`` to:
-the factory and how to name it again in a reproducer. ``make_detector`` is the one
+the factory, how to name it again in a reproducer, and its claim (what it is
+judged against, ``tcr.claims``), resolved once: ``--dialect``/``--empty-tools``
+over the ``tcr_claim`` of a detector it makes, then of the factory; a factory
+that takes ``dialects``/``empty_tools`` keywords (the reference does) gets the
+options' parts, so ``--dialect hermes`` restricts it. ``make_detector`` is the one
 way to call a factory, with one error policy: the factory gets ``tools=NAMES`` only
 when it accepts a ``tools`` keyword; a factory that raises, or returns something
 that is not a detector, raises ``FactoryError`` naming the factory. Callers decide
@@ -18,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tcr.claims import EVERYTHING, Claim, read_claim
 from tcr.detector.events import Detector
 from tcr.errors import FactoryError, TcrError, did_you_mean
 
@@ -30,6 +35,7 @@ __all__ = [
     "load_factory",
     "make_detector",
     "resolve_detector",
+    "unbound_factory",
 ]
 
 Factory = Callable[..., Detector]
@@ -38,16 +44,49 @@ REFERENCE = "tcr.detector.core:StreamDetector"
 
 @dataclass(frozen=True, slots=True)
 class DetectorSpec:
-    """A detector factory and how the user named it: resolved once, used by every runner."""
+    """A detector factory, how the user named it and its claim: resolved once, used by
+    every runner (``resolve_detector`` and ``load`` read the claim; built directly, a
+    spec claims everything)."""
 
     factory: Factory
     spec: str | None = None  # ``--detector PKG.MOD:FACTORY``; None: the reference or a command
     command: str | None = None  # ``--detector-cmd``: a harness in another process
+    claim: Claim = EVERYTHING  # what it is judged against
 
     @classmethod
-    def load(cls, spec: str | None) -> DetectorSpec:
-        """``--detector``: import the factory (``None``: the reference)."""
-        return cls(load_factory(spec), spec)
+    def load(
+        cls,
+        spec: str | None,
+        *,
+        dialects: Sequence[str] | None = None,
+        empty_tools: str | None = None,
+    ) -> DetectorSpec:
+        """``--detector``: import the factory (``None``: the reference) and read its claim."""
+        return cls(load_factory(spec), spec).claiming(dialects, empty_tools)
+
+    def claiming(
+        self, dialects: Sequence[str] | None = None, empty_tools: str | None = None
+    ) -> DetectorSpec:
+        """This detector with its claim read, the options' parts over it (module docstring).
+
+        One detector is made to read its ``tcr_claim``; when the factory fails, only
+        its own attribute is read (the failure is the replay's to report). A claim of
+        the wrong shape, declared or given, is a ``TcrError``.
+        """
+        given = EVERYTHING.with_options(dialects, empty_tools)  # bad options fail first
+        keywords: dict[str, object] = {}
+        if dialects is not None and accepts_keyword(self.factory, "dialects"):
+            keywords["dialects"] = sorted(given.dialects or ())
+        if empty_tools is not None and accepts_keyword(self.factory, "empty_tools"):
+            keywords["empty_tools"] = empty_tools
+        factory = functools.partial(self.factory, **keywords) if keywords else self.factory
+        try:
+            holders: tuple[object, ...] = (make_detector(factory), unbound_factory(factory))
+        except FactoryError:
+            holders = (unbound_factory(factory),)
+        declared = read_claim(*holders) or EVERYTHING
+        claim = declared.with_options(dialects, empty_tools)
+        return DetectorSpec(factory, self.spec, self.command, claim)
 
     @property
     def name(self) -> str:
@@ -55,26 +94,45 @@ class DetectorSpec:
         return self.spec or self.command or REFERENCE
 
     def options(self) -> list[str]:
-        """The command-line options that choose this detector again."""
+        """The command-line options that choose this detector, and its claim, again."""
         if self.command is not None:
-            return ["--detector-cmd", self.command]
-        return ["--detector", self.spec] if self.spec else []
+            chosen = ["--detector-cmd", self.command]
+        else:
+            chosen = ["--detector", self.spec] if self.spec else []
+        return chosen + self.claim.options()
 
 
-def resolve_detector(detector: str | Factory | DetectorSpec | None) -> DetectorSpec:
-    """What a library caller passes as ``detector=``, as a ``DetectorSpec``.
+def resolve_detector(
+    detector: str | Factory | DetectorSpec | None,
+    *,
+    dialects: Sequence[str] | None = None,
+    empty_tools: str | None = None,
+) -> DetectorSpec:
+    """What a library caller passes as ``detector=``, as a ``DetectorSpec`` with its claim.
 
     A string is imported; a factory is named as ``--detector`` would take it, or by
-    its ``command`` when it runs one (``tcr.stdio.command_factory``).
+    its ``command`` when it runs one (``tcr.stdio.command_factory``). A spec already
+    resolved keeps its claim unless ``dialects`` or ``empty_tools`` is given.
     """
     if isinstance(detector, DetectorSpec):
-        return detector
+        if dialects is None and empty_tools is None:
+            return detector
+        return detector.claiming(dialects, empty_tools)
     if detector is None or isinstance(detector, str):
-        return DetectorSpec.load(detector)
+        return DetectorSpec.load(detector, dialects=dialects, empty_tools=empty_tools)
     command = getattr(detector, "command", None)
     if isinstance(command, str):
-        return DetectorSpec(detector, None, command)
-    return DetectorSpec(detector, factory_name(detector))
+        chosen = DetectorSpec(detector, None, command)
+    else:
+        chosen = DetectorSpec(detector, factory_name(detector))
+    return chosen.claiming(dialects, empty_tools)
+
+
+def unbound_factory(factory: Callable[..., object]) -> Callable[..., object]:
+    """The user's factory under the keywords ``claiming`` bound (its attribute is there)."""
+    while isinstance(factory, functools.partial):
+        factory = factory.func
+    return factory
 
 
 def load_factory(spec: str | None) -> Factory:
@@ -104,6 +162,7 @@ def load_factory(spec: str | None) -> Factory:
 
 def factory_name(factory: Callable[..., object]) -> str:
     """``package.module:factory`` for a factory, as ``--detector`` takes it."""
+    factory = unbound_factory(factory)
     module_name = getattr(factory, "__module__", None) or "?"
     module = sys.modules.get(module_name)
     qualname = getattr(factory, "__qualname__", "")

@@ -4,10 +4,14 @@ One JSON object per line each way; every request gets exactly one answer line,
 and answers come in the order of the requests.
 
 Requests: ``{"op": "new", "tools": [..] | null}`` (a fresh detector for a new
-message), ``{"op": "feed", "chunk": "..."}``, ``{"op": "finish"}``,
+message; it may also carry ``"dialects"`` and ``"empty_tools"``, the claim asked
+for by ``--dialect``/``--empty-tools``, which a harness may use or ignore),
+``{"op": "feed", "chunk": "..."}``, ``{"op": "finish"}``,
 ``{"op": "reset"}``, ``{"op": "state"}`` (optional).
 Responses: ``{"events": [ev, ...]}`` for feed/finish, ``{"ok": true}`` for
-new/reset, ``{"state": {...}}`` for state, ``{"error": "..."}`` for a failure
+new/reset (new's may add ``"claim": {"dialects": [..] | null, "empty_tools"}``,
+what the harness's detector parses; a harness that says nothing claims every
+dialect), ``{"state": {...}}`` for state, ``{"error": "..."}`` for a failure
 (``"unsupported"`` for an op the harness does not implement).
 An event is ``{"type": "text", "text"}``, ``{"type": "tool_call", "name",
 "arguments", "raw", "format"}``, ``{"type": "reasoning", "text", "raw",

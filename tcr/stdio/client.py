@@ -68,8 +68,17 @@ class CommandFactory:
         self._pipe: Pipe | None = None
         self._current: ProcessDetector | None = None
 
-    def __call__(self, tools: list[str] | None = None) -> ProcessDetector:
+    def __call__(
+        self,
+        tools: list[str] | None = None,
+        dialects: list[str] | None = None,
+        empty_tools: str | None = None,
+    ) -> ProcessDetector:
+        """A fresh detector in the harness; ``dialects``/``empty_tools`` ask it for a claim
+        (``--dialect``, ``--empty-tools``), which a harness may ignore."""
         detector = ProcessDetector(self, tools)
+        asked = {"dialects": dialects, "empty_tools": empty_tools}
+        detector._asked = {key: value for key, value in asked.items() if value is not None}
         self._start(detector)
         return detector
 
@@ -81,12 +90,15 @@ class CommandFactory:
         if self._pipe is None:
             self._pipe = Pipe(self.argv, self.timeout)
         self._pipe.begin_message()
-        response = self._request(_line({"op": "new", "tools": detector._tools}))
+        response = self._request(_line({"op": "new", "tools": detector._tools, **detector._asked}))
         if "error" in response:
             raise DetectorProcessError(f"detector process could not start one: {response['error']}")
         if response.get("ok") is not True:
             self._fail()
             raise DetectorProcessError(f"detector process answered new with {response!r}")
+        # What the harness says it speaks (None: nothing said, every dialect); a claim of
+        # the wrong shape is reported where it is read (tcr.claims.read_claim).
+        detector.tcr_claim = response.get("claim")
         self._current = detector
         return self._pipe
 
@@ -157,6 +169,8 @@ class ProcessDetector:
     def __init__(self, owner: CommandFactory, tools: list[str] | None = None) -> None:
         self._owner = owner
         self._tools = tools
+        self._asked: dict[str, Any] = {}  # the claim asked of the harness in ``new``
+        self.tcr_claim: object = None  # the claim the harness answered ``new`` with
         self._state_supported = True
         self._pipelining = False
         # What changed the detector since ``new`` (chunks fed, finish/reset lines sent):

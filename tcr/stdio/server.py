@@ -12,7 +12,8 @@ import time
 from collections.abc import Sequence
 from typing import Any, BinaryIO
 
-from tcr.detector.loader import Factory, load_factory, make_detector
+from tcr.claims import read_claim
+from tcr.detector.loader import Factory, accepts_keyword, load_factory, make_detector
 from tcr.errors import TcrError
 from tcr.stdio._wire import encode, events_json, loads
 
@@ -86,8 +87,11 @@ class _Server:
             return events_json(self.detector.feed(request["chunk"]))
         if op == "new":
             self.detector = None
-            self.detector = make_detector(self.factory, request.get("tools"))
-            return _OK
+            self.detector = make_detector(
+                self.factory, request.get("tools"), **self._asked(request)
+            )
+            claim = read_claim(self.detector, self.factory)  # a harness may say what it speaks
+            return _OK if claim is None else encode({"ok": True, "claim": claim.to_map()})
         detector = self.detector
         if detector is None:
             return encode({"error": f"no detector for {op!r}: send new first"})
@@ -101,6 +105,15 @@ class _Server:
         if op in ("reset", "state"):
             return encode({"error": "unsupported"})
         return encode({"error": f"unknown op {op!r}"})
+
+    def _asked(self, request: Any) -> dict[str, Any]:
+        """The claim the client asks for (``--dialect``, ``--empty-tools``), for a factory
+        that takes it."""
+        return {
+            key: request[key]
+            for key in ("dialects", "empty_tools")
+            if request.get(key) is not None and accepts_keyword(self.factory, key)
+        }
 
 
 _OK = '{"ok":true}'
@@ -132,6 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         factory = load_factory(args[0])
+        read_claim(factory)  # a claim of the wrong shape: one line now, not one per message
     except TcrError as error:
         print(f"tcr.stdio: {error}", file=sys.stderr)
         return 2

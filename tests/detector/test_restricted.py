@@ -1,18 +1,21 @@
 """The reference restricted to a claim (DESIGN §5): unclaimed markup is plain text.
 
-``no_leak`` and ``expected`` need claims-aware oracles and recording expectations
-(issue 12, later steps); here the restricted detector is held to what it must
-already do: pass unclaimed markup through, match the reference on its own
-dialect, and keep conservation, invariance, its own holdback bound and warm = cold.
+Here the restricted detector is held to what it must do as a detector: pass
+unclaimed markup through, match the reference on its own dialect, and keep
+conservation, invariance, its own holdback bound and warm = cold. Judging it
+against its claim with every check (``no_leak`` of claimed markers, expectations
+restated for the claim) is in tests/replay/test_replay_claims.py.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 import pytest
 
+from tcr.claims import Claim
 from tcr.corpora import bundled
 from tcr.corpus import read_recording
 from tcr.detector.core import StreamDetector
@@ -148,25 +151,32 @@ def test_format_for_model_seeds_only_claimed_dialects() -> None:
     assert format_for_model("glm-4.5-air", dialects=["hermes", "glm45"]) == "glm45"
 
 
-def bundled_messages() -> list[tuple[str, list[str], list[str] | None]]:
-    found: list[tuple[str, list[str], list[str] | None]] = []
+Message = tuple[str, list[str], list[str] | None, dict[str, Any] | None]
+
+
+def bundled_messages() -> list[Message]:
+    found: list[Message] = []
     for path in bundled():
         recording = read_recording(path)
         content = decode(recording).content
         if content:
-            found.append((path.stem, content, recording.tools))
+            found.append((path.stem, content, recording.tools, recording.expect))
     return found
 
 
 @pytest.mark.parametrize("claimed", IDS)
 @pytest.mark.slow
-def test_restricted_detector_keeps_its_invariants_on_every_bundled_recording(claimed: str) -> None:
+def test_restricted_detector_passes_every_check_against_its_claim_on_every_recording(
+    claimed: str,
+) -> None:
     factory = functools.partial(StreamDetector, dialects=[claimed])
-    checks = ("conservation", "invariance", "holdback", "warm_cold")
+    claim = Claim(frozenset({claimed}))  # no_leak, holdback and expected for this claim
     strategies = [parse_strategy(s) for s in ("char", "boundary")]
-    for name, content, tools in bundled_messages():
+    for name, content, tools, expect in bundled_messages():
         text = "".join(content)
-        judge = Judge(factory, text, tools=tools, checks=checks, bound=holdback_bound([claimed]))
+        judge = Judge(factory, text, tools=tools, expectation=expect, claim=claim)
+        assert judge.bound == holdback_bound([claimed])
+        assert "expected" not in judge.not_judged  # the reference's expectation, restated
         runs: list[Sequence[str]] = [content, [text]]
         if len(text) <= LARGE_TEXT:  # the 1 MB too_long recording: as recorded and whole
             runs += [c.chunks for s in strategies for c in s.chunkings(text)]

@@ -45,3 +45,43 @@ def test_the_fixture_replays_with_the_chosen_detector(pytester: pytest.Pytester)
 def test_without_a_corpus_the_plugin_adds_nothing(pytester: pytest.Pytester) -> None:
     pytester.makepyfile("def test_one():\n    pass\n")
     pytester.runpytest_subprocess().assert_outcomes(passed=1)
+
+
+BRACKET = ROOT / "regressions" / "format_bracket_array.msgpack"
+
+
+def test_the_claim_option_judges_against_the_claim(pytester: pytest.Pytester) -> None:
+    # A factory that cannot be restricted: it parses the Mistral call hermes does not claim.
+    pytester.makepyfile(
+        full="from tcr.detector.core import StreamDetector\n\n"
+        "def detector(tools=None):\n    return StreamDetector(tools)\n"
+    )
+    args = [
+        "--tcr-corpus",
+        str(BRACKET),
+        "--tcr-rechunk",
+        "whole",
+        "--tcr-detector",
+        "full:detector",
+    ]
+    pytester.runpytest_subprocess(*args).assert_outcomes(passed=1)
+    result = pytester.runpytest_subprocess(*args, "--tcr-dialect", "hermes")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*expected*", "*reproduce: tcr replay*--dialect hermes*"])
+
+
+def test_the_ini_states_the_claim_and_the_reference_restricts_itself(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeini("[pytest]\ntcr_dialects = hermes\ntcr_empty_tools = text\n")
+    pytester.makepyfile(
+        f"""
+        def test_replay(tcr_replay):
+            report = tcr_replay([{str(BRACKET)!r}], strategies=["whole"])
+            assert str(report.claim) == "hermes; tools=[] means text"
+            assert report.exit_code == 0
+        """
+    )
+    # One argument, so that pytest does not take the path for a rootdir (and miss the ini).
+    result = pytester.runpytest_subprocess(f"--tcr-corpus={BRACKET}", "--tcr-rechunk", "char")
+    result.assert_outcomes(passed=2)

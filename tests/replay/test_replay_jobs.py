@@ -180,7 +180,9 @@ def test_each_worker_stops_its_harness_when_the_run_ends(tmp_path: Path) -> None
         report = run(FEW, detector=factory, runs=3, jobs=2)
         started = [int(p.name) for p in pids.iterdir()]
         assert report.exit_code == 0, report.to_dict()
-        assert 1 <= len(started) <= 2  # one harness per worker, not one per task
+        # one to read the harness's claim, stopped before the workers start one each;
+        # not one per task
+        assert 1 <= len(started) <= 3
         assert not any(alive(pid) for pid in started)
 
 
