@@ -16,8 +16,9 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from tcr._verdict import CHECKS, TRACE_CHECKS, Check, Verdict
+from tcr.claims import Claim
 from tcr.detector.events import Detector
-from tcr.detector.formats import HOLDBACK_BOUND
+from tcr.detector.formats import HOLDBACK_BOUND, OPENER_RE, lexicon
 from tcr.detector.loader import Factory, make_detector
 from tcr.errors import TcrError
 from tcr.expectation import Expectation
@@ -49,8 +50,9 @@ class Judge:
         tools: Sequence[str] | None = None,
         expectation: Expectation | Mapping[str, Any] | None = None,
         checks: Collection[str] | None = None,
-        bound: int = HOLDBACK_BOUND,
+        bound: int | None = None,
         timeout: float | None = None,
+        claim: Claim | None = None,
     ) -> None:
         self.factory = factory
         self.text = text
@@ -58,7 +60,16 @@ class Judge:
         self.expectation = Expectation.of(expectation)
         self.checks = checks_of(checks)
         self.trace_checks = tuple(c for c in self.checks if c in TRACE_CHECKS)
-        self.bound = bound
+        # The claim's markers: no_leak looks for claimed openers only, holdback allows the
+        # longest claimed one - 1 (DESIGN §5); with tools=[] meaning "text" nothing opens.
+        self.claim = claim
+        self.markers = OPENER_RE
+        self.bound = HOLDBACK_BOUND if bound is None else bound
+        if claim is not None:
+            lex = lexicon(claim.dialects)
+            parses = tools is None or len(tools) > 0 or claim.empty_tools != "text"
+            self.markers = lex.opener_re if parses else None
+            self.bound = lex.holdback_bound if bound is None else bound
         self.timeout = timeout  # seconds per message run (tcr.time_limit); None: no limit
         self._whole: Trace | None = None
 
@@ -89,7 +100,12 @@ class Judge:
         wanted = self.checks if checks is None else checks_of(checks)
         on_trace = self.trace_checks if checks is None else [c for c in wanted if c in TRACE_CHECKS]
         verdict = check_trace(
-            trace, whole=self.whole, checks=on_trace, expectation=self.expectation, bound=self.bound
+            trace,
+            whole=self.whole,
+            checks=on_trace,
+            expectation=self.expectation,
+            bound=self.bound,
+            markers=self.markers,
         )
         if Check.WARM_COLD in wanted:
             verdict = verdict + self.warm_cold(trace.chunks)

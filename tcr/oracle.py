@@ -18,6 +18,7 @@ every check.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
@@ -145,14 +146,22 @@ def chunk_invariance(trace: Trace, whole: Trace) -> list[Violation]:
 # --- no leak --------------------------------------------------------------------
 
 
-def no_leak(trace: Trace) -> list[Violation]:
-    """No run of adjacent Text contains a complete distinctive opening marker."""
-    return _no_leak(trace, merge_placed(place_events(trace)))
+def no_leak(trace: Trace, markers: re.Pattern[str] | None = _LEAK) -> list[Violation]:
+    """No run of adjacent Text contains a complete distinctive opening marker.
+
+    ``markers``: the opening markers looked for (a claim's ``Lexicon.opener_re``;
+    ``None``: none, a claim without distinctive markers).
+    """
+    return _no_leak(trace, merge_placed(place_events(trace)), markers)
 
 
-def _no_leak(trace: Trace, merged: list[Placed]) -> list[Violation]:
+def _no_leak(
+    trace: Trace, merged: list[Placed], markers: re.Pattern[str] | None
+) -> list[Violation]:
+    if markers is None:
+        return []
     for item in merged:
-        match = _LEAK.search(item.event.text) if isinstance(item.event, Text) else None
+        match = markers.search(item.event.text) if isinstance(item.event, Text) else None
         if match is None:
             continue
         marker, chunk = match.group(), item.step_at(match.end() - 1)
@@ -355,8 +364,11 @@ def check_trace(
     checks: Collection[str] = TRACE_CHECKS,
     expectation: Expectation | Mapping[str, Any] | None = None,
     bound: int = HOLDBACK_BOUND,
+    markers: re.Pattern[str] | None = _LEAK,
 ) -> Verdict:
     """Run the requested checks on one trace; ``whole`` is the run of the unsplit input.
+
+    ``bound`` (holdback) and ``markers`` (no leak) are a claim's (``tcr.detector.formats.lexicon``).
 
     The layer below ``tcr.judge.Judge``, which makes the runs and adds warm equals cold.
     """
@@ -388,7 +400,7 @@ def check_trace(
             difference = first_difference(trace, merged, reference, check, "the whole run")
             found += [difference] if difference else []
         elif check is Check.NO_LEAK:
-            found += _no_leak(trace, merged)
+            found += _no_leak(trace, merged, markers)
         elif check is Check.HOLDBACK and whole is not None:
             found += _holdback(trace, whole, bound)
         elif check is Check.EXPECTED and expect is not None:

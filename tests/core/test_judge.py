@@ -8,7 +8,9 @@ import pytest
 from test_oracle import WEATHER
 from toy_detectors import ForgetfulReset, MatchesPerChunk, RaisesOnThirdChunk, ToyDetector
 
+from tcr.claims import Claim
 from tcr.detector.events import Rejected, Text, ToolCall, merge_text
+from tcr.detector.formats import HOLDBACK_BOUND
 from tcr.detector.loader import DetectorSpec, make_detector, resolve_detector
 from tcr.errors import EXIT_ERROR, EXIT_OK, EXIT_VIOLATION, FactoryError, TcrError
 from tcr.expectation import Expectation, ExpectedCall
@@ -172,6 +174,47 @@ def test_the_judge_reports_a_crash_as_an_error() -> None:
     verdict = Judge(RaisesOnThirdChunk, "abcdef").verdict(list("abcdef"))
     assert Check.CRASH in [v.check for v in verdict.violations]
     assert verdict.exit_code == EXIT_ERROR
+
+
+# --- the judge and a claim ---------------------------------------------------------
+
+
+class ShowsEverything:
+    """Parses nothing: every chunk is text at once (all markup, unparsed)."""
+
+    def feed(self, chunk: str) -> list[Text]:
+        return [Text(chunk)] if chunk else []
+
+    def finish(self) -> list[Text]:
+        return []
+
+
+MISTRAL_TEXT = 'Sure. [TOOL_CALLS][{"name": "f", "arguments": {}}]'
+
+
+def leaks(text: str, claim: Claim | None, tools: list[str] | None = None) -> list[Check]:
+    verdict = Judge(ShowsEverything, text, tools=tools, checks=["no_leak"], claim=claim)
+    return [v.check for v in verdict.verdict([text]).violations]
+
+
+def test_no_leak_looks_for_the_claims_opening_markers_only() -> None:
+    hermes = Claim(frozenset({"hermes"}))
+    assert leaks(MISTRAL_TEXT, None) == [Check.NO_LEAK]  # claiming everything
+    assert leaks(MISTRAL_TEXT, hermes) == []  # unclaimed markup is text
+    assert leaks(f"Sure. {WEATHER}", hermes) == [Check.NO_LEAK]
+
+
+def test_no_leak_has_nothing_to_look_for_when_no_tools_mean_text() -> None:
+    as_text = Claim(frozenset({"hermes"}), "text")
+    assert leaks(f"Sure. {WEATHER}", as_text, tools=[]) == []
+    assert leaks(f"Sure. {WEATHER}", as_text, tools=["get_weather"]) == [Check.NO_LEAK]
+
+
+def test_holdback_allows_the_claims_longest_marker() -> None:
+    judge = Judge(ShowsEverything, "x", claim=Claim(frozenset({"hermes"})))
+    assert judge.bound == len("<tool_call>") - 1
+    assert Judge(ShowsEverything, "x").bound == HOLDBACK_BOUND
+    assert Judge(ShowsEverything, "x", claim=Claim(frozenset({"hermes"})), bound=3).bound == 3
 
 
 # --- helpers: merge_text and iter_steps ----------------------------------------------
