@@ -40,7 +40,9 @@ class _DropsMistral(_Restricted):
     """Reads ``[TOOL_CALLS]`` blocks, then drops them: markup it never claimed is lost."""
 
     def feed(self, chunk: str) -> list[Event]:
-        return [e for e in super().feed(chunk) if getattr(e, "format", None) != "bracket_tool_calls"]
+        return [
+            e for e in super().feed(chunk) if getattr(e, "format", None) != "bracket_tool_calls"
+        ]
 
     def finish(self) -> list[Event]:
         return [e for e in super().finish() if getattr(e, "format", None) != "bracket_tool_calls"]

@@ -124,21 +124,30 @@ def test_recordings_that_open_on_a_claimed_marker_are_counted_in_one_line() -> N
     seeds, skipped = load_seeds(paths, claim=HERMES)
     names = {Path(s.name).name for s in seeds}
     # Qwen3-Coder XML and GLM bodies in <tool_call>: a hermes parser reads malformed blocks
-    assert not names & {"format_tool_call_tag_qwen3_coder.msgpack", "format_tool_call_tag_glm.msgpack"}
+    assert not names & {
+        "format_tool_call_tag_qwen3_coder.msgpack",
+        "format_tool_call_tag_glm.msgpack",
+    }
     assert len(seeds) == len(paths) - 2
-    assert len(skipped) == 1 and skipped[0].startswith("2 recordings with markup the claim (hermes)")
+    assert len(skipped) == 1 and skipped[0].startswith(
+        "2 recordings with markup the claim (hermes)"
+    )
 
 
 def test_claimed_openers_inside_unclaimed_markup_make_no_seed() -> None:
     # <think> is not claimed, and the reasoning quotes a <tool_call> a hermes parser opens
-    seeds, skipped = load_seeds([REGRESSIONS / "policy_10_markers_in_reasoning.msgpack"], claim=HERMES)
+    seeds, skipped = load_seeds(
+        [REGRESSIONS / "policy_10_markers_in_reasoning.msgpack"], claim=HERMES
+    )
     assert "<tool_call>" in seed_of("policy_10_markers_in_reasoning.msgpack").text
     assert (seeds, len(skipped)) == ([], 1)
 
 
 def test_no_tools_meaning_text_makes_every_recording_text() -> None:
     claim = Claim(None, "text")
-    seeds, _ = load_seeds([REGRESSIONS / "policy_07_no_tools_rejects_every_call.msgpack"], claim=claim)
+    seeds, _ = load_seeds(
+        [REGRESSIONS / "policy_07_no_tools_rejects_every_call.msgpack"], claim=claim
+    )
     assert seeds[0].tools == ()
     assert seeds[0].truth == Truth(text=seeds[0].text)
 
