@@ -3,7 +3,8 @@
 ``hermes_only`` parses Hermes JSON in ``<tool_call>`` and nothing else, and says
 so on its factory; ``swallows_mistral`` claims the same but silently drops
 ``[TOOL_CALLS]`` markup it does not claim, a bug fuzzing against the claim must
-find; ``wrong_claim`` declares its claim with the wrong type.
+find; ``hermes_text_without_tools`` parses nothing when no tools are offered, the
+other choice for ``tools=[]``; ``wrong_claim`` declares its claim with the wrong type.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tcr.detector.core import StreamDetector
-from tcr.detector.events import Event
+from tcr.detector.events import Event, Text
 
 
 class _Restricted:
@@ -56,10 +57,33 @@ def swallows_mistral(tools: Sequence[str] | None = None, format: str | None = No
     return _DropsMistral(["hermes", "bracket_tool_calls"], tools, format)
 
 
+class _ShowsAll:
+    """Parses nothing: what a server does with a request that offers no tools."""
+
+    format = None
+
+    def feed(self, chunk: str) -> list[Event]:
+        return [Text(chunk)] if chunk else []
+
+    def finish(self) -> list[Event]:
+        return []
+
+    def reset(self) -> None:
+        pass
+
+
+def hermes_text_without_tools(
+    tools: Sequence[str] | None = None, format: str | None = None
+) -> _Restricted | _ShowsAll:
+    """Hermes only, and with ``tools=[]`` no parsing at all (``empty_tools="text"``)."""
+    return _ShowsAll() if tools is not None and not tools else hermes_only(tools, format)
+
+
 def wrong_claim(tools: Sequence[str] | None = None) -> _Restricted:
     return _Restricted(["hermes"], tools, None)
 
 
 hermes_only.tcr_claim = {"dialects": ["hermes"]}  # type: ignore[attr-defined]
 swallows_mistral.tcr_claim = ["hermes"]  # type: ignore[attr-defined]
+hermes_text_without_tools.tcr_claim = {"dialects": ["hermes"], "empty_tools": "text"}  # type: ignore[attr-defined]
 wrong_claim.tcr_claim = "hermes"  # type: ignore[attr-defined]  # a string, not a list of ids

@@ -121,6 +121,20 @@ def test_a_detector_that_swallows_unclaimed_markup_is_found(seed: int, tmp_path:
     assert "--dialect hermes" in finding.replay_command
 
 
+@pytest.mark.slow
+def test_no_tools_meaning_text_is_judged_as_the_detector_chose() -> None:
+    chose_text = run(
+        detector="claimed_detectors:hermes_text_without_tools", max_examples=2000, save=None
+    )
+    assert chose_text.claim == Claim(frozenset({"hermes"}), "text")
+    assert chose_text.finding is None, chose_text.finding
+    # a detector that rejects every call when tools=[] does not make that choice
+    rejects = run(
+        detector="claimed_detectors:hermes_only", empty_tools="text", max_examples=2000, save=None
+    )
+    assert rejects.finding is not None and rejects.finding.case.tools == ()
+
+
 def test_the_reference_is_restricted_to_a_claim_given_on_the_command_line() -> None:
     report = run(dialects=["hermes"], max_examples=200, corpus=[ROOT / "regressions"], save=None)
     assert report.claim == HERMES and report.formats == ("hermes",)
