@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
 
 from tcr.claims import EVERYTHING, Claim
 from tcr.corpus import Recording, read_recording
@@ -299,13 +300,25 @@ def decode_mutant(data: bytes, seed: Seed) -> Case:
     return Case(chunking.chunks, seed.tools, mutant.truth, origin)
 
 
-def mutations(recording: Recording | Seed) -> st.SearchStrategy[Case]:
+def mutations(
+    recording: Recording | Seed, *, claim: Claim | None = None
+) -> st.SearchStrategy[Case]:
     """Mutants of one recording's content, each a chunked ``Case``.
 
     The truth is the recording's expectation while the mutations keep it
     (re-chunking, white space before the first opening marker), else ``None``.
+    ``claim``: the truth is the one this claim asks for (``labelled``); a
+    recording that cannot be labelled for it is refused.
     """
     seed = recording if isinstance(recording, Seed) else _seed_of(recording)
+    if claim is not None:
+        kept = labelled(seed, claim)
+        if kept is None:
+            raise InvalidArgument(
+                f"{seed.name}: cannot be labelled for the claim ({claim}): a block in an "
+                "unclaimed dialect opens on, or holds, a claimed marker"
+            )
+        seed = kept
     size = OPS_BYTES + CHUNK_BYTES
     return st.binary(min_size=size, max_size=size).map(lambda data: decode_mutant(data, seed))
 

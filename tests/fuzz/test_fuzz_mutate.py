@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis.errors import InvalidArgument
 
 from tcr.claims import Claim
 from tcr.corpora import ROOT, bundled
@@ -160,3 +161,16 @@ def test_seeds_labelled_for_a_claim_are_what_the_restricted_reference_reads(dial
         restricted = StreamDetector(tools=seed.tools, dialects=[dialect])
         shown = expectation_of([*restricted.feed(seed.text), *restricted.finish()])
         assert seed.truth is not None and seed.truth.expectation() == shown.to_map(), seed.name
+
+
+def test_mutations_for_a_claim_keep_its_truth_or_none() -> None:
+    recording = read_recording(REGRESSIONS / "format_tools_tag.msgpack")
+
+    @settings(max_examples=50, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(mutations(recording, claim=HERMES))
+    def as_text(case: Case) -> None:
+        assert case.truth is None or not case.truth.calls  # <tools> is text for hermes
+
+    as_text()
+    with pytest.raises(InvalidArgument, match="cannot be labelled for the claim"):
+        mutations(read_recording(REGRESSIONS / "format_tool_call_tag_glm.msgpack"), claim=HERMES)
