@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from functools import partial
+from typing import Any
 
 from tcr.claims import EVERYTHING, Claim, read_claim
 from tcr.detector.core import StreamDetector
@@ -36,7 +37,7 @@ def claimed_detector(
         claim = read_claim(make_detector(factory), factory) or EVERYTHING
     claim = claim.with_options(None if dialects is None else list(dialects), empty_tools)
     if factory is StreamDetector:
-        keywords: dict[str, object] = {}
+        keywords: dict[str, Any] = {}
         if claim.dialects is not None:
             keywords["dialects"] = sorted(claim.dialects)
         if claim.empty_tools != "reject" and accepts_keyword(factory, "empty_tools"):

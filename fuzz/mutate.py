@@ -129,11 +129,10 @@ def labelled(seed: Seed, claim: Claim) -> Seed | None:
     as_read = _truth_of(events)  # what the reference shows, claiming everything
     unclaimed = False
     for at, event in enumerate(events):
-        dialect = getattr(event, "format", None)
-        if isinstance(event, Text) or dialect in lex.ids:
+        if isinstance(event, Text) or event.format in lex.ids:
             continue
-        raw = event.raw or ""  # type: ignore[union-attr]
-        opens_claimed = any(m in lex.sharing for m in BY_ID[str(dialect)].opens)
+        raw, dialect = event.raw or "", BY_ID.get(event.format)
+        opens_claimed = dialect is None or any(m in lex.sharing for m in dialect.opens)
         if opens_claimed or (lex.opener_re is not None and lex.opener_re.search(raw)):
             return None
         events[at] = Text(raw)

@@ -12,6 +12,7 @@ that fails raises ``FactoryError``, and each caller says what that means to it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
@@ -63,7 +64,7 @@ class Judge:
         # The claim's markers: no_leak looks for claimed openers only, holdback allows the
         # longest claimed one - 1 (DESIGN §5); with tools=[] meaning "text" nothing opens.
         self.claim = claim
-        self.markers = OPENER_RE
+        self.markers: re.Pattern[str] | None = OPENER_RE
         self.bound = HOLDBACK_BOUND if bound is None else bound
         if claim is not None:
             lex = lexicon(claim.dialects)
