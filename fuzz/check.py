@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import zlib
 
-from tcr.claims import Claim
+from tcr.claims import EVERYTHING, Claim
 from tcr.detector.loader import Factory
 from tcr.errors import FactoryError
 from tcr.judge import Judge
@@ -48,7 +48,7 @@ class CaseChecker:
     ) -> None:
         self.factory = factory
         self.timeout = timeout  # seconds per message run: see tcr.time_limit
-        self.claim = claim  # what the detector speaks: no_leak and holdback follow it
+        self.claim = claim or EVERYTHING  # what it speaks: no_leak and holdback follow it
 
     def check(self, case: Case) -> list[Violation]:
         """Every violation of every oracle, in the order of ``tcr.oracle.CHECKS``."""
