@@ -21,15 +21,16 @@ from hypothesis.errors import InvalidArgument
 from tcr.claims import EVERYTHING, Claim
 from tcr.corpus import Recording, read_recording
 from tcr.detector.core import StreamDetector
-from tcr.detector.events import Event, Reasoning, Rejected, Text, ToolCall, merge_text
+from tcr.detector.events import Event, Text, merge_text
 from tcr.detector.formats import AT_START_OPENERS, BY_ID, MARKERS, OPENER_RE, lexicon
 from tcr.errors import TcrError
+from tcr.expectation import expectation_of
 from tcr.stream import decode
 
 from .model import Case
 from .source import Source
 from .strategies import CHUNK_BYTES, decode_chunking
-from .truth import Call, Truth
+from .truth import Truth
 from .values import arguments, json_style, json_text
 
 __all__ = [
@@ -143,20 +144,8 @@ def labelled(seed: Seed, claim: Claim) -> Seed | None:
     return replace(seed, truth=_truth_of(events)) if seed.truth == as_read else None
 
 
-def _truth_of(events: Sequence[Event]) -> Truth:
-    shown: list[str] = []
-    calls: list[Call] = []
-    reasoning: list[str] = []
-    for event in events:
-        if isinstance(event, Text):
-            shown.append(event.text)
-        elif isinstance(event, Rejected):
-            shown.append(event.content)
-        elif isinstance(event, ToolCall):
-            calls.append(Call(event.name, json.loads(event.arguments)))
-        elif isinstance(event, Reasoning):
-            reasoning.append(event.text)
-    return Truth("".join(shown), tuple(calls), "".join(reasoning))
+def _truth_of(events: Sequence[Event]) -> Truth | None:
+    return Truth.from_expectation(expectation_of(events).to_map())
 
 
 def _shown(path: Path) -> str:

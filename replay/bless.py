@@ -15,10 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from tcr.corpus import iter_recordings, read_recording, write_expectation
-from tcr.detector.events import Event, Reasoning, Rejected, Text, ToolCall
 from tcr.detector.loader import DetectorSpec, Factory, resolve_detector
 from tcr.errors import TcrError
-from tcr.expectation import Expectation, ExpectedCall
+from tcr.expectation import expectation_of
 from tcr.judge import Judge
 from tcr.stream import decode
 
@@ -32,27 +31,6 @@ class Change:
     path: Path
     stored: dict[str, Any] | None
     current: dict[str, Any]
-
-
-def expectation_of(events: Iterable[Event]) -> Expectation:
-    """What a run's events show: text (``Rejected`` content too), calls and reasoning."""
-    text: list[str] = []
-    calls: list[ExpectedCall] = []
-    reasoning: list[str] = []
-    for event in events:
-        if isinstance(event, Text):
-            text.append(event.text)
-        elif isinstance(event, Rejected):
-            text.append(event.content)
-        elif isinstance(event, ToolCall):
-            try:
-                arguments: Any = json.loads(event.arguments)
-            except ValueError:
-                arguments = event.arguments
-            calls.append(ExpectedCall(event.name, arguments))
-        elif isinstance(event, Reasoning):
-            reasoning.append(event.text)
-    return Expectation("".join(text), tuple(calls), "".join(reasoning))
 
 
 def _current(path: Path, factory: Factory, tools: Sequence[str] | None) -> dict[str, Any]:

@@ -8,13 +8,14 @@ replay. ``to_map`` gives the map back as a recording stores it.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from tcr.detector.events import Event, Reasoning, Rejected, Text, ToolCall
 from tcr.errors import TcrError
 
-__all__ = ["Expectation", "ExpectedCall"]
+__all__ = ["Expectation", "ExpectedCall", "expectation_of"]
 
 _KEYS = ("text", "calls", "reasoning")
 
@@ -74,6 +75,27 @@ class Expectation:
         if self.reasoning is not None:
             out["reasoning"] = self.reasoning
         return out
+
+
+def expectation_of(events: Iterable[Event]) -> Expectation:
+    """What a run's events show: text (``Rejected`` content too), calls and reasoning."""
+    text: list[str] = []
+    calls: list[ExpectedCall] = []
+    reasoning: list[str] = []
+    for event in events:
+        if isinstance(event, Text):
+            text.append(event.text)
+        elif isinstance(event, Rejected):
+            text.append(event.content)
+        elif isinstance(event, ToolCall):
+            try:
+                arguments: Any = json.loads(event.arguments)
+            except ValueError:
+                arguments = event.arguments
+            calls.append(ExpectedCall(event.name, arguments))
+        elif isinstance(event, Reasoning):
+            reasoning.append(event.text)
+    return Expectation("".join(text), tuple(calls), "".join(reasoning))
 
 
 def _string(expect: Mapping[str, Any], key: str) -> str | None:

@@ -16,9 +16,9 @@ from tcr.corpora import ROOT
 from tcr.detector.core import StreamDetector
 from tcr.detector.events import ToolCall
 from tcr.dialects import DIALECTS
+from tcr.expectation import expectation_of
 from tcr.fuzz import Message, Truth, messages, run
 from tcr.fuzz.repertoire import Repertoire
-from tcr.replay.bless import expectation_of
 
 HERMES = Claim(frozenset({"hermes"}))
 MANY = settings(max_examples=500, deadline=None, suppress_health_check=list(HealthCheck))

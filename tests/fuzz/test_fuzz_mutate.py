@@ -13,10 +13,10 @@ from tcr.corpora import ROOT, bundled
 from tcr.corpus import read_recording
 from tcr.detector.core import StreamDetector
 from tcr.dialects import DIALECTS
+from tcr.expectation import expectation_of
 from tcr.fuzz import Case, Truth, mutations
 from tcr.fuzz.check import CaseChecker
 from tcr.fuzz.mutate import MUTATIONS, OPS_BYTES, Seed, decode_mutant, load_seeds
-from tcr.replay.bless import expectation_of
 
 REGRESSIONS = ROOT / "regressions"
 CHECKER = CaseChecker(StreamDetector)
