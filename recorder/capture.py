@@ -220,6 +220,14 @@ class Capture:
             self._kept += reads
             self._kept_size += sum(map(len, reads))
 
+    @property
+    def frame_count(self) -> int:
+        return self._writer.frame_count
+
+    @property
+    def byte_count(self) -> int:
+        return self._writer.byte_count
+
     def problem(self) -> str | None:
         """Why a response that arrived whole is still not a good recording, or ``None``."""
         body = b"".join(self._kept)[:_ERROR_BODY_LIMIT].decode("utf-8", "replace")

@@ -14,7 +14,7 @@ import contextlib
 import json
 import socket
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final
 
@@ -44,6 +44,9 @@ _DEFAULT_HEADERS: Final = (
 )
 
 
+Progress = Callable[[int, int], None]  # frames and bytes recorded so far
+
+
 def check_url(endpoint: str | URL) -> URL:
     """The endpoint as a URL, refused unless it is absolute http(s)."""
     try:
@@ -64,6 +67,7 @@ async def record(
     timeout: float = DEFAULT_TIMEOUT,
     labels: Mapping[str, Any] | None = None,
     api: str | None = None,
+    progress: Progress | None = None,
 ) -> Recorded:
     """POST ``request_body`` as JSON to ``endpoint`` and record the response.
 
@@ -73,7 +77,8 @@ async def record(
     ``Authorization: Basic`` unless ``headers`` has an ``Authorization``);
     ``timeout`` bounds the wait for the connection and for each read, in
     seconds; ``labels`` go into the header (``origin`` is ``"recorded"``);
-    ``api`` overrides the one the URL path names.
+    ``api`` overrides the one the URL path names; ``progress`` is called with the
+    frames and bytes recorded so far after each read.
 
     Once a response has arrived, the result is always a :class:`Recorded` (its
     file holds every read): complete, or incomplete with ``error`` saying why:
@@ -121,7 +126,7 @@ async def record(
                 labels=labels,
                 request_headers=send.items(),
             )
-            return await capture_body(response.content, capture, timeout)
+            return await capture_body(response.content, capture, timeout, progress)
 
 
 def _cannot_connect(exc: aiohttp.ClientConnectorError) -> str:
@@ -135,13 +140,18 @@ def _cannot_connect(exc: aiohttp.ClientConnectorError) -> str:
 
 
 async def capture_body(
-    content: aiohttp.StreamReader, capture: Capture, timeout: float | None = None
+    content: aiohttp.StreamReader,
+    capture: Capture,
+    timeout: float | None = None,
+    progress: Progress | None = None,
 ) -> Recorded:
     """Feed ``capture`` every read of ``content`` and close it with the outcome."""
     reader = BodyReader(content)
     try:
         while reads := await reader.take():
             capture.feed(reads)
+            if progress is not None:
+                progress(capture.frame_count, capture.byte_count)
     except TimeoutError:
         return capture.close(timed_out(timeout) if timeout else "timed out")
     except (aiohttp.ClientError, ConnectionError) as exc:

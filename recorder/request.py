@@ -35,6 +35,7 @@ __all__ = [
     "tool_names",
     "url_credentials",
     "with_params",
+    "with_token_limit",
 ]
 
 APIS: Final = ("openai", "llamacpp", "ollama")
@@ -190,3 +191,32 @@ def request_headers(values: Iterable[str], api_key_env: str | None = None) -> di
             raise RecordError(f"--api-key-env {api_key_env}: the variable is not set")
         headers["Authorization"] = f"Bearer {key}"
     return headers
+
+
+# The fields that bound a response's length, per API: the first is the one set.
+_TOKEN_LIMITS: Final = {
+    "openai": ("max_tokens", "max_completion_tokens"),
+    "llamacpp": ("n_predict",),
+    "ollama": ("options.num_predict",),
+}
+
+
+def with_token_limit(body: Mapping[str, Any], api: str | None, limit: int) -> dict[str, Any]:
+    """``body`` with a bound on the answer's length when it sets none (``limit`` 0: as is).
+
+    A request without one can stream for minutes: a small model asked for a
+    required tool call wrote 1.1 MB in 157 s. An unknown API is left alone.
+    """
+    fields = _TOKEN_LIMITS.get(api or "")
+    if not limit or fields is None or any(_has(body, field) for field in fields):
+        return dict(body)
+    return with_params(body, [(fields[0], limit)])
+
+
+def _has(body: Mapping[str, Any], dotted: str) -> bool:
+    node: Any = body
+    for key in dotted.split("."):
+        if not isinstance(node, Mapping) or key not in node:
+            return False
+        node = node[key]
+    return True

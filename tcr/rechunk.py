@@ -20,7 +20,7 @@ from itertools import islice, pairwise
 from typing import AnyStr, Generic
 
 from tcr.detector.formats import FORMATS
-from tcr.errors import TcrError
+from tcr.errors import TcrError, did_you_mean
 
 __all__ = [
     "DEFAULT_STRATEGIES",
@@ -132,7 +132,8 @@ def parse_strategy(spec: str) -> Strategy:
         if any(b <= a for a, b in pairwise(offsets)):
             raise _bad(spec, "offsets must be strictly increasing")
         return Strategy(splits_spec(offsets), kind, False, offsets=offsets)
-    raise _bad(spec, f"unknown strategy {kind!r}")
+    kinds = sorted({*_PLAIN, *_SIZED, *_OPTIONALLY_SIZED, "splits"})
+    raise _bad(spec, f"unknown strategy {kind!r}{did_you_mean(kind, kinds)}")
 
 
 @dataclass(frozen=True, slots=True)

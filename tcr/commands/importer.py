@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from tcr.commands.options import fail, json_option
+from tcr.commands.options import Choice, fail, json_option
 from tcr.corpus import KINDS
 from tcr.errors import TcrError
 
@@ -44,7 +44,7 @@ Examples:
 )
 @click.option(
     "--kind",
-    type=click.Choice(KINDS),
+    type=Choice(KINDS),
     help="Read the body as this kind instead of detecting it.",
 )
 @click.option(

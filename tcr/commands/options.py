@@ -11,7 +11,7 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 
-from tcr.errors import EXIT_ERROR, TcrError
+from tcr.errors import EXIT_ERROR, TcrError, did_you_mean
 from tcr.stdio import START_UP
 from tcr.time_limit import DEFAULT_TIMEOUT
 
@@ -19,6 +19,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
 
 __all__ = [
+    "Choice",
     "detector_cmd_option",
     "detector_option",
     "fail",
@@ -32,6 +33,17 @@ __all__ = [
     "tools_option",
     "write_reports",
 ]
+
+
+class Choice(click.Choice):  # type: ignore[type-arg]
+    """``click.Choice`` that suggests the closest choice for a mistyped value."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        try:
+            return super().convert(value, param, ctx)
+        except click.BadParameter as error:
+            error.message += did_you_mean(str(value), self.choices)
+            raise
 
 
 def detector_option(fn: F) -> F:

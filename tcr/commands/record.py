@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from tcr.commands.options import fail, json_option, run_interruptible
+from tcr.commands.options import Choice, fail, json_option, run_interruptible
 from tcr.errors import TcrError
 
 __all__ = ["record"]
@@ -14,7 +14,9 @@ __all__ = ["record"]
 EPILOG = """\b
 Exit status: 0 every recording is complete; 2 bad options, an endpoint that
 cannot be reached, an error status, a response that is not a stream, or a
-stream cut short (disconnect, timeout, Ctrl-C). Whatever arrived is kept,
+stream cut short (disconnect, timeout, Ctrl-C). On a terminal a live line
+counts frames and bytes; a stream still running after a minute gets one
+warning on stderr. Whatever arrived is kept,
 marked incomplete with the reason. Secrets (Authorization, API-key headers,
 cookies, key-looking query parameters and body fields) never reach the disk.
 
@@ -60,7 +62,7 @@ Examples:
 )
 @click.option(
     "--api",
-    type=click.Choice(["openai", "llamacpp", "ollama"]),
+    type=Choice(["openai", "llamacpp", "ollama"]),
     help="The API the endpoint speaks (default: from the URL path).",
 )
 @click.option(
@@ -95,6 +97,15 @@ Examples:
     help="Give up on a connection or a stream silent this long.",
 )
 @click.option(
+    "--max-tokens",
+    type=click.IntRange(min=0),
+    default=1024,
+    show_default=True,
+    metavar="N",
+    help="Bound the answer's length when the request sets no limit of its own "
+    "(max_tokens, n_predict or options.num_predict, by API); 0 sends the request as it is.",
+)
+@click.option(
     "--label",
     "label_values",
     multiple=True,
@@ -122,6 +133,7 @@ def record(
     headers: tuple[str, ...],
     api_key_env: str | None,
     timeout: float,
+    max_tokens: int,
     label_values: tuple[str, ...],
     proxy: str | None,
     upstream: str | None,
@@ -146,6 +158,7 @@ def record(
         headers=headers,
         api_key_env=api_key_env,
         timeout=timeout,
+        max_tokens=max_tokens,
         labels=label_values,
         proxy=proxy,
         upstream=upstream,

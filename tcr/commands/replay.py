@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from tcr.commands.options import (
+    Choice,
     detector_cmd_option,
     detector_option,
     fail,
@@ -81,12 +82,12 @@ Examples:
     "--check",
     "checks",
     multiple=True,
-    type=click.Choice([str(check) for check in CHECKS]),
+    type=Choice([str(check) for check in CHECKS]),
     help="Oracle to run; repeatable (default: all).",
 )
 @click.option(
     "--layer",
-    type=click.Choice(["content", "transport"]),
+    type=Choice(["content", "transport"]),
     default="content",
     show_default=True,
     help="content: rechunk the decoded text; transport: re-split the raw body bytes.",

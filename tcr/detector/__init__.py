@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tcr.detector.core import StreamDetector
 from tcr.detector.events import Detector, Event, Reasoning, Rejected, Text, ToolCall
 from tcr.detector.formats import FORMATS, HOLDBACK_BOUND, Format, format_for_model
 
@@ -13,6 +14,7 @@ __all__ = [
     "Format",
     "Reasoning",
     "Rejected",
+    "StreamDetector",
     "Text",
     "ToolCall",
     "format_for_model",

@@ -12,12 +12,12 @@ import json
 import re
 from collections.abc import Iterable
 
+from tcr import claims  # a module, not its names: tcr.claims imports this package
 from tcr.detector.block import CALL_KEYS, Block
 from tcr.detector.bodies import BodyError, parse_body, strip_markers
 from tcr.detector.events import Event, Reasoning, Rejected, Text, ToolCall, merge_text
 from tcr.detector.formats import BY_ID, Closing, Lexicon, format_for_model, lexicon
 from tcr.detector.machine import FSM, TRANSITIONS, DetectorState, IllegalTransition
-from tcr.claims import Claim
 from tcr.dialects import Dialect, Kind
 from tcr.dialects._record import FENCE, FENCE_DONE_RE, FENCE_MAYBE_RE
 
@@ -77,7 +77,7 @@ class StreamDetector:
         self._lex = lexicon(dialects)
         # The claim, ``None`` for all; a factory's claim attribute (DESIGN §5).
         self.dialects: frozenset[str] | None = None if dialects is None else self._lex.ids
-        self.tcr_claim = Claim(self.dialects)  # what tcr judges it against (tcr.claims)
+        self.tcr_claim = claims.Claim(self.dialects)  # what tcr judges it against (tcr.claims)
         self.holdback_bound = self._lex.holdback_bound
         self.reset()
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tcr.dialects import BY_ID, DIALECTS, Closing, Dialect
-from tcr.errors import TcrError
+from tcr.errors import TcrError, did_you_mean
 
 __all__ = [
     "AT_START_OPENERS",
@@ -106,7 +106,8 @@ def claimed(ids: Iterable[str] | None) -> tuple[Dialect, ...]:
     wanted = frozenset(ids)
     for dialect_id in sorted(wanted):
         if dialect_id not in BY_ID:
-            raise TcrError(f"unknown dialect {dialect_id!r}; known: {known}")
+            hint = did_you_mean(dialect_id, BY_ID)
+            raise TcrError(f"unknown dialect {dialect_id!r}{hint}; known: {known}")
     if not wanted:
         raise TcrError(f"dialects: the claim names no dialect; known: {known}")
     return tuple(d for d in DIALECTS if d.id in wanted)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tcr.detector.events import Detector
-from tcr.errors import FactoryError, TcrError
+from tcr.errors import FactoryError, TcrError, did_you_mean
 
 __all__ = [
     "REFERENCE",
@@ -92,7 +92,11 @@ def load_factory(spec: str | None) -> Factory:
         try:
             target = getattr(target, part)
         except AttributeError:
-            raise TcrError(f"detector {spec!r}: {module_name} has no attribute {attr!r}") from None
+            names = [n for n in dir(target) if not n.startswith("_")]
+            hint = did_you_mean(part, names)
+            raise TcrError(
+                f"detector {spec!r}: {module_name} has no attribute {attr!r}{hint}"
+            ) from None
     if not callable(target):
         raise TcrError(f"detector {spec!r}: {attr} is not callable")
     return target  # type: ignore[no-any-return]

@@ -91,8 +91,10 @@ def test_an_attribute_that_raises_is_named() -> None:
 
 _values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=12) | st.sampled_from(list(BY_ID)),
-    lambda inner: st.lists(inner, max_size=4)
-    | st.dictionaries(st.sampled_from(["dialects", "empty_tools", "x"]), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.sampled_from(["dialects", "empty_tools", "x"]), inner, max_size=3)
+    ),
     max_leaves=10,
 )
 

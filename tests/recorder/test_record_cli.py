@@ -85,7 +85,9 @@ def test_a_request_file_is_sent_whole_with_params_on_top(
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     sent = json.loads(upstream.requests[-1][3])
-    assert sent == {"messages": [], "custom": {"a": 1, "b": 2}, "stream": True, "model": "m"}
+    assert sent == {
+        "messages": [], "custom": {"a": 1, "b": 2}, "stream": True, "model": "m", "max_tokens": 1024,
+    }  # fmt: skip
 
 
 def test_count_makes_that_many_recordings(upstream: Upstream, tmp_path: Path) -> None:
@@ -265,3 +267,93 @@ def test_a_json_file_nested_too_deeply_is_one_line(option: str, tmp_path: Path) 
         args += ["--prompt", "hi"]
     line = one_error_line(invoke(*args))
     assert f"{option} {deep}: not JSON: nested too deeply" in line
+
+
+@pytest.mark.parametrize(
+    ("path", "request_body", "sent_limit"),
+    [
+        ("/v1/chat/completions", {"messages": []}, {"max_tokens": 1024}),
+        (
+            "/v1/chat/completions",
+            {"messages": [], "max_completion_tokens": 9},
+            {"max_completion_tokens": 9},
+        ),
+        ("/v1/chat/completions", {"messages": [], "max_tokens": 7}, {"max_tokens": 7}),
+        ("/completion", {"prompt": "x"}, {"n_predict": 1024}),
+        ("/api/chat", {"model": "m", "messages": []}, {"options": {"num_predict": 1024}}),
+    ],
+    ids=["openai", "openai-own-completion-limit", "openai-own-limit", "llamacpp", "ollama"],
+)
+def test_a_request_without_a_length_bound_gets_one(
+    upstream: Upstream,
+    tmp_path: Path,
+    path: str,
+    request_body: dict[str, object],
+    sent_limit: dict[str, object],
+) -> None:
+    body = tmp_path / "body.json"
+    body.write_text(json.dumps(request_body))
+    result = invoke(
+        "--endpoint", f"{upstream.url}{path}?n=1", "--request", str(body),
+        "--out", str(tmp_path / "r.msgpack"),
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    sent = json.loads(upstream.requests[-1][3])
+    assert sent == {**request_body, "stream": True, **sent_limit}
+
+
+def test_max_tokens_0_sends_the_request_as_it_is(upstream: Upstream, tmp_path: Path) -> None:
+    result = invoke(
+        "--endpoint", f"{upstream.url}/v1/chat/completions?n=1", "--prompt", "hi",
+        "--max-tokens", "0", "--out", str(tmp_path / "r.msgpack"),
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "max_tokens" not in json.loads(upstream.requests[-1][3])
+    shown = invoke("--max-tokens", "5", "--endpoint", f"{upstream.url}/v1/chat/completions?n=1",
+                   "--prompt", "hi", "--out", str(tmp_path / "s.msgpack"))  # fmt: skip
+    assert shown.exit_code == 0, shown.output
+    assert json.loads(upstream.requests[-1][3])["max_tokens"] == 5
+
+
+def test_the_default_bound_is_the_library_s() -> None:
+    from tcr.recorder.session import DEFAULT_MAX_TOKENS
+
+    (option,) = [p for p in record.params if p.name == "max_tokens"]
+    assert option.default == DEFAULT_MAX_TOKENS
+
+
+def test_a_stream_that_runs_long_gets_one_warning_on_stderr(
+    upstream: Upstream, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tcr.recorder import RecordOptions, record_session
+
+    options = RecordOptions(
+        endpoint=f"{upstream.url}/v1/chat/completions?n=4",
+        prompt="hi",
+        out=tmp_path / "r.msgpack",
+        long_stream_s=0.0,
+    )
+    record_session(options)
+    err = capsys.readouterr().err
+    assert err.count("tcr record: still streaming after") == 1, err
+    assert "Ctrl-C ends it and keeps what arrived" in err
+    assert read_recording(tmp_path / "r.msgpack").complete
+
+
+def test_on_a_terminal_a_live_line_counts_frames_and_bytes() -> None:
+    import io
+
+    from rich.console import Console
+
+    from tcr.recorder.session import _Counter
+
+    screen = io.StringIO()
+    counter = _Counter(Console(file=screen, force_terminal=True, width=80), long_stream_s=3600)
+    with counter.shown():
+        counter(3, 120)
+    assert "recording: 3 frames, 120 bytes" in screen.getvalue()
+    quiet = io.StringIO()
+    plain = _Counter(Console(file=quiet, force_terminal=False), long_stream_s=3600)
+    with plain.shown():
+        plain(3, 120)
+    assert quiet.getvalue() == ""  # not a terminal: nothing but the warning, when due

@@ -71,7 +71,13 @@ def test_cli_records_a_request_holding_an_integer_beyond_64_bits(
 ) -> None:
     recording = record_cli(upstream, f'{{"messages": [], "seed": {BIG}, "small": -3}}', tmp_path, 3)
     stored = recording.header["request"]
-    assert stored == {"messages": [], "seed": str(BIG), "small": -3, "stream": True}
+    assert stored == {
+        "messages": [],
+        "seed": str(BIG),
+        "small": -3,
+        "stream": True,
+        "max_tokens": 1024,
+    }
     assert recording.labels["altered"] == (
         "request: 1 integer beyond 64 bits kept as its decimal string"
     )

@@ -1,0 +1,19 @@
+"""The request files the README records with are the ones the bundled recordings were made with."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from record_corpus import DIALECTS, dialect_request, native_request
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def test_weather_json_is_the_request_behind_the_bundled_hermes_recording() -> None:
+    (case,) = [c for c in DIALECTS if c.name == "tool_call_tag_json"]
+    assert json.loads((EXAMPLES / "weather.json").read_text()) == dialect_request(case)
+
+
+def test_weather_native_json_is_the_native_tool_calls_request() -> None:
+    assert json.loads((EXAMPLES / "weather_native.json").read_text()) == native_request("auto")
