@@ -187,3 +187,15 @@ def test_a_bad_claim_is_one_line_and_exit_2(args: list[str], words: str) -> None
 def test_empty_tools_takes_reject_or_text() -> None:
     code, out = invoke("--empty-tools", "maybe", "--max-examples", "5")
     assert code == 2 and "maybe" in out
+
+
+@pytest.mark.slow
+@pytest.mark.process
+def test_jobs_judge_against_the_same_claim(tmp_path: Path) -> None:
+    spec = "claimed_detectors:swallows_mistral"
+    report = run(detector=spec, max_examples=20_000, seed=1, save=tmp_path, jobs=2)
+    assert report.claim == HERMES and report.jobs == 2
+    finding = report.finding
+    assert finding is not None and "[TOOL_CALLS" in finding.case.text
+    survivor = run(dialects=["hermes"], max_examples=600, seed=1, save=None, jobs=2)
+    assert survivor.finding is None and survivor.examples == 600
