@@ -7,6 +7,11 @@
   recording's content where detectors break;
 * :func:`run` fuzzes a detector with both against every oracle and returns a
   :class:`FuzzReport`; the first failure is shrunk and saved as a recording.
+
+``messages``, ``mutations`` and ``run`` take a claim (``tcr.claims.Claim``):
+calls are written in the dialects a detector claims, other dialects' markup is
+mixed in as text it must show unchanged, and the checks look for claimed markers
+only (``tcr.fuzz.repertoire``).
 """
 
 from __future__ import annotations

@@ -2,13 +2,15 @@
 
 The case's chunking is checked against the whole run (conservation, chunk
 invariance, no leak, holdback, crash), against its ground truth when it has
-one (expected), and the detector factory for warm equals cold.
+one (expected), and the detector factory for warm equals cold. No leak and
+holdback follow the detector's claim (``Judge(claim=…)``): its markers only.
 """
 
 from __future__ import annotations
 
 import zlib
 
+from tcr.claims import EVERYTHING, Claim
 from tcr.detector.loader import Factory
 from tcr.errors import FactoryError
 from tcr.judge import Judge
@@ -41,9 +43,12 @@ def _samples_warm_cold(text: str) -> bool:
 class CaseChecker:
     """Judges cases for one detector factory; one detector per message (ARCHITECTURE.md §5.2)."""
 
-    def __init__(self, factory: Factory, timeout: float | None = None) -> None:
+    def __init__(
+        self, factory: Factory, timeout: float | None = None, claim: Claim | None = None
+    ) -> None:
         self.factory = factory
         self.timeout = timeout  # seconds per message run: see tcr.time_limit
+        self.claim = claim or EVERYTHING  # what it speaks: no_leak and holdback follow it
 
     def check(self, case: Case) -> list[Violation]:
         """Every violation of every oracle, in the order of ``tcr.oracle.CHECKS``."""
@@ -56,6 +61,8 @@ class CaseChecker:
             expectation=expectation,
             checks=TRACE_CHECKS,
             timeout=self.timeout,
+            claim=self.claim,
+            expectation_for=self.claim,  # the ground truth is made for the claim
         )
         try:
             whole = judge.whole

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tcr.claims import EVERYTHING, Claim
 from tcr.errors import EXIT_OK
 from tcr.oracle import Check, Violation
 from tcr.rechunk import Chunking, splits_spec
@@ -69,7 +70,7 @@ class FuzzReport:
     seed: int
     budget_s: float | None
     max_examples: int | None
-    formats: tuple[str, ...]
+    formats: tuple[str, ...]  # the claimed dialects blocks were written in
     generated: int = 0  # examples run from generated messages
     mutated: int = 0  # examples run from mutated recordings
     seconds: float = 0.0  # the whole run, shrinking included
@@ -80,6 +81,7 @@ class FuzzReport:
     stopped: str = ""  # "budget", "max_examples" or "failure" ("stopped": by another job's failure)
     shard: tuple[int, int] | None = None  # (k, n): the k-th of n shares of the search
     jobs: int = 1  # processes
+    claim: Claim = EVERYTHING  # what the detector was judged against
 
     @property
     def examples(self) -> int:

@@ -12,14 +12,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
 
+from tcr.claims import EVERYTHING, Claim
 from tcr.corpus import Recording, read_recording
-from tcr.detector.formats import AT_START_OPENERS, MARKERS, OPENER_RE
+from tcr.detector.core import StreamDetector
+from tcr.detector.events import Event, Text, merge_text
+from tcr.detector.formats import AT_START_OPENERS, BY_ID, MARKERS, OPENER_RE, lexicon
 from tcr.errors import TcrError
+from tcr.expectation import expectation_of
 from tcr.stream import decode
 
 from .model import Case
@@ -28,7 +33,16 @@ from .strategies import CHUNK_BYTES, decode_chunking
 from .truth import Truth
 from .values import arguments, json_style, json_text
 
-__all__ = ["MAX_TEXT", "MUTATIONS", "OPS_BYTES", "Seed", "decode_mutant", "load_seeds", "mutations"]
+__all__ = [
+    "MAX_TEXT",
+    "MUTATIONS",
+    "OPS_BYTES",
+    "Seed",
+    "decode_mutant",
+    "labelled",
+    "load_seeds",
+    "mutations",
+]
 
 MAX_TEXT = 20_000  # longer recordings are not mutated: a case should be quick to run
 MUTATIONS = ("whitespace", "split_marker", "duplicate_marker", "truncate_marker", "swap_json")
@@ -65,11 +79,16 @@ class Seed:
 
 
 def load_seeds(
-    paths: Sequence[Path], *, formats: Sequence[str] | None = None
+    paths: Sequence[Path], *, claim: Claim | None = None
 ) -> tuple[list[Seed], list[str]]:
-    """The recordings to mutate, and one line per recording left out (unreadable, too long…)."""
+    """The recordings to mutate, labelled for ``claim`` (``labelled``), and why others are not.
+
+    One line per recording left out (unreadable, too long…), and one line counting
+    those that cannot be labelled for the claim.
+    """
     seeds: list[Seed] = []
     skipped: list[str] = []
+    unlabelled = 0
     for path in paths:
         try:
             seed = Seed.from_recording(read_recording(path), _shown(path))
@@ -78,11 +97,55 @@ def load_seeds(
             continue
         if len(seed.text) > MAX_TEXT:
             skipped.append(f"{seed.name}: {len(seed.text):,} characters, over {MAX_TEXT:,}")
-        elif formats is not None and seed.dialect not in formats:
-            skipped.append(f"{seed.name}: dialect {seed.dialect} not among the formats")
         elif seed.text:
-            seeds.append(seed)
+            kept = labelled(seed, claim or EVERYTHING)
+            unlabelled += kept is None
+            seeds += [kept] if kept is not None else []
+    if unlabelled:
+        skipped.append(
+            f"{unlabelled:,} recording{'' if unlabelled == 1 else 's'} with markup the claim "
+            f"({claim}) cannot read as text: a block in an unclaimed dialect that opens on, "
+            "or holds, a claimed marker"
+        )
     return seeds, skipped
+
+
+def labelled(seed: Seed, claim: Claim) -> Seed | None:
+    """``seed`` with the truth ``claim`` asks for, or ``None`` when that cannot be told.
+
+    The reference, claiming everything, says which dialect each block is in (as it
+    did when the recording was blessed). Blocks in claimed dialects keep their part
+    of the truth. Other blocks are text for the claim, shown verbatim, unless they
+    open on a claimed marker (a claimed parser reads those as its own malformed
+    blocks) or hold a claimed opener (a block would open inside them): then the
+    recording is not a seed. With ``tools=[]`` meaning text, all of it is text.
+    """
+    if seed.tools == () and claim.empty_tools == "text":
+        return replace(seed, truth=Truth(text=seed.text))
+    if claim.everything:
+        return seed
+    lex = lexicon(claim.dialects)
+    reference = StreamDetector(tools=seed.tools)
+    events = merge_text([*reference.feed(seed.text), *reference.finish()])
+    as_read = _truth_of(events)  # what the reference shows, claiming everything
+    unclaimed = False
+    for at, event in enumerate(events):
+        if isinstance(event, Text) or event.format in lex.ids:
+            continue
+        raw, dialect = event.raw or "", BY_ID.get(event.format)
+        opens_claimed = dialect is None or any(m in lex.sharing for m in dialect.opens)
+        if opens_claimed or (lex.opener_re is not None and lex.opener_re.search(raw)):
+            return None
+        events[at] = Text(raw)
+        unclaimed = True
+    if not unclaimed or seed.truth is None:
+        return seed
+    # Relabel only a recording whose blessed truth is what the reference reads.
+    return replace(seed, truth=_truth_of(events)) if seed.truth == as_read else None
+
+
+def _truth_of(events: Sequence[Event]) -> Truth | None:
+    return Truth.from_expectation(expectation_of(events).to_map())
 
 
 def _shown(path: Path) -> str:
@@ -225,13 +288,25 @@ def decode_mutant(data: bytes, seed: Seed) -> Case:
     return Case(chunking.chunks, seed.tools, mutant.truth, origin)
 
 
-def mutations(recording: Recording | Seed) -> st.SearchStrategy[Case]:
+def mutations(
+    recording: Recording | Seed, *, claim: Claim | None = None
+) -> st.SearchStrategy[Case]:
     """Mutants of one recording's content, each a chunked ``Case``.
 
     The truth is the recording's expectation while the mutations keep it
     (re-chunking, white space before the first opening marker), else ``None``.
+    ``claim``: the truth is the one this claim asks for (``labelled``); a
+    recording that cannot be labelled for it is refused.
     """
     seed = recording if isinstance(recording, Seed) else _seed_of(recording)
+    if claim is not None:
+        kept = labelled(seed, claim)
+        if kept is None:
+            raise InvalidArgument(
+                f"{seed.name}: cannot be labelled for the claim ({claim}): a block in an "
+                "unclaimed dialect opens on, or holds, a claimed marker"
+            )
+        seed = kept
     size = OPS_BYTES + CHUNK_BYTES
     return st.binary(min_size=size, max_size=size).map(lambda data: decode_mutant(data, seed))
 

@@ -13,6 +13,7 @@ from rich.markup import escape
 from tcr import sarif
 from tcr._runtime import junit
 from tcr._runtime.report_files import write_sarif_log
+from tcr.claims import EVERYTHING
 
 from .model import Finding, FuzzReport
 from .truth import Truth
@@ -47,6 +48,9 @@ def render(report: FuzzReport, console: Console) -> None:
         f"mutating {_plural(report.recordings, 'recording')}",
         highlight=False,
     )
+    if report.claim != EVERYTHING:
+        claim = escape(str(report.claim))
+        console.print(f"  claim: {claim} (other dialects' markup is text)", highlight=False)
     for line in report.skipped:
         console.print(f"  [dim]not mutated: {escape(line)}[/]", highlight=False)
     rate = f"{report.examples_per_second:,.0f} examples/s"

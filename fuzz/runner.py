@@ -27,6 +27,7 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
 from tcr._runtime.pool import pickled_for_workers
+from tcr.claims import Claim
 from tcr.detector.loader import REFERENCE, DetectorSpec, Factory, resolve_detector
 from tcr.errors import TcrError
 from tcr.minimize import FLAKY, NotFailing, minimize_splits
@@ -35,10 +36,10 @@ from tcr.shard import check_shard
 from tcr.time_limit import check_timeout
 
 from .check import CaseChecker, FactoryFailed
-from .dialects import DIALECT_IDS
 from .model import Case, Finding, FuzzReport
 from .mutate import OPS_BYTES, Seed, decode_mutant, load_seeds
 from .pool import run_workers, shared
+from .repertoire import Repertoire
 from .save import commands, save_case
 from .schedule import BATCH, Batch, batch_count, batches
 from .source import Source
@@ -46,9 +47,9 @@ from .strategies import (
     CHUNK_BYTES,
     DEFAULT_MAX_PARTS,
     DEFAULT_MAX_SPLITS,
+    EVERY_DIALECT,
     decode_chunking,
     decode_message,
-    dialect_ids,
     message_bytes,
     pick_from,
     tools_from,
@@ -82,11 +83,10 @@ GENERATED_BYTES = message_bytes(DEFAULT_MAX_PARTS) + CHUNK_BYTES
 MUTATED_BYTES = 2 + OPS_BYTES + CHUNK_BYTES
 
 
-def _generated_case(formats: tuple[str, ...], data: bytes) -> Case:
+def _generated_case(repertoire: Repertoire, data: bytes) -> Case:
     size = message_bytes(DEFAULT_MAX_PARTS)
-    message = decode_message(
-        data[:size], partial(pick_from, formats), tools_from, DEFAULT_MAX_PARTS
-    )
+    pick = partial(pick_from, repertoire.blocks)
+    message = decode_message(data[:size], pick, tools_from, DEFAULT_MAX_PARTS, repertoire)
     chunking = decode_chunking(Source(data[size:]), message.text, DEFAULT_MAX_SPLITS)
     origin = "generated: " + (", ".join(message.parts) or "empty message")
     return Case(chunking.chunks, message.tools, message.truth, origin)
@@ -129,7 +129,7 @@ class _Search:
         claim: Callable[[], bool] = _always,
     ) -> None:
         self.checker = checker
-        self.decode: Callable[[bytes], Case] = partial(_generated_case, DIALECT_IDS)  # per batch
+        self.decode: Callable[[bytes], Case] = partial(_generated_case, EVERY_DIALECT)  # per batch
         self.deadline = deadline
         self.started = started
         self.stopped = stopped
@@ -203,7 +203,7 @@ def _run_batch(strategy: st.SearchStrategy[bytes], search: _Search, seed: int, l
 class _Plan:
     factory: Factory
     spec: str
-    formats: tuple[str, ...]
+    claim: Claim  # what the detector is judged against: generation, seeds and checks follow it
     seeds: list[Seed]
     timeout: float | None = None  # seconds per message run: see tcr.time_limit
 
@@ -214,6 +214,9 @@ def run(
     budget_s: float | None = None,
     max_examples: int | None = None,
     seed: int = 0,
+    dialects: Collection[str] | None = None,
+    empty_tools: str | None = None,
+    claim: Claim | None = None,
     formats: Collection[str] | None = None,
     corpus: Sequence[str | Path] | None = None,
     save: str | Path | None = DEFAULT_SAVE,
@@ -223,6 +226,13 @@ def run(
     timeout: float | None = None,
 ) -> FuzzReport:
     """Fuzz a detector with generated messages and mutated recordings; stop at the first failure.
+
+    The detector is judged against its claim (``tcr.claims``): ``dialects`` (``--dialect``;
+    ``formats`` is its older name) and ``empty_tools`` put over ``claim``, else over the
+    claim the detector or its factory declares. Blocks are written in claimed dialects,
+    unclaimed markup is mixed in as text, recordings are mutated only when they can be
+    labelled for the claim, and no leak and holdback look at claimed markers only. The
+    reference detector is restricted to the claim (``StreamDetector(dialects=…)``).
 
     ``budget_s`` bounds the search in seconds, ``max_examples`` in examples (at
     least one of them; default: 60 s). ``corpus``: recordings to mutate (files or
@@ -248,17 +258,21 @@ def run(
         check_shard(shard)
     if budget_s is None and max_examples is None:
         budget_s = DEFAULT_BUDGET_S
-    plan, skipped = _plan(detector, formats, corpus)
+    if formats is not None and dialects is not None:
+        raise TcrError("formats is the older name of dialects: give one of them")
+    chosen = dialects if dialects is not None else formats
+    plan, skipped = _plan(detector, claim, chosen, empty_tools, corpus)
     plan = replace(plan, timeout=check_timeout(timeout))
     report = FuzzReport(
         plan.spec,
         seed,
         budget_s,
         max_examples,
-        plan.formats,
+        Repertoire.of(plan.claim).blocks,
         skipped=skipped,
         shard=shard,
         jobs=jobs,
+        claim=plan.claim,
     )
     report.recordings = len(plan.seeds)
     if jobs > 1:
@@ -279,7 +293,7 @@ def _search(
     report: FuzzReport, plan: _Plan, save: str | Path | None, on_progress: Progress | None
 ) -> None:
     started = time.perf_counter()
-    checker = CaseChecker(plan.factory, plan.timeout)
+    checker = CaseChecker(plan.factory, plan.timeout, plan.claim)
     search = _Search(checker, _deadline(started, report.budget_s), started)
     _run_batches(
         report,
@@ -336,8 +350,9 @@ def _work(
         whole.max_examples,
         whole.formats,
         shard=whole.shard,
+        claim=whole.claim,
     )
-    checker = CaseChecker(plan.factory, plan.timeout)
+    checker = CaseChecker(plan.factory, plan.timeout, plan.claim)
     search = _Search(
         checker, _deadline(started, whole.budget_s), started, state.stopped, state.claim
     )
@@ -373,7 +388,7 @@ def _run_batches(
         if mutating:
             search.decode = partial(_mutated_case, plan.seeds)
         else:
-            search.decode = partial(_generated_case, plan.formats)
+            search.decode = partial(_generated_case, Repertoire.of(plan.claim))
         search.examples = 0
         size = MUTATED_BYTES if mutating else GENERATED_BYTES
         _run_batch(_cases(size), search, batch.seed, batch.limit)
@@ -410,16 +425,18 @@ def _with_last(schedule: Iterable[Batch]) -> Iterator[tuple[Batch, bool]]:
 
 def _plan(
     detector: str | Factory | DetectorSpec | None,
-    formats: Collection[str] | None,
+    claim: Claim | None,
+    dialects: Collection[str] | None,
+    empty_tools: str | None,
     corpus: Sequence[str | Path] | None,
 ) -> tuple[_Plan, list[str]]:
-    chosen_detector = resolve_detector(detector)
-    factory, spec = chosen_detector.factory, chosen_detector.name
-    unknown = [f for f in formats or () if f not in DIALECT_IDS]
-    if unknown or (formats is not None and not formats):
-        name = repr(unknown[0]) if unknown else "(none)"
-        raise TcrError(f"format {name}: expected one of {', '.join(DIALECT_IDS)}")
-    chosen = dialect_ids(formats)
+    if claim is not None:  # given whole, its parts stand for the options not given
+        if dialects is None and claim.dialects is not None:
+            dialects = sorted(claim.dialects)
+        empty_tools = claim.empty_tools if empty_tools is None else empty_tools
+    spec = resolve_detector(
+        detector, dialects=None if dialects is None else list(dialects), empty_tools=empty_tools
+    )
     if corpus is None:
         from tcr.corpora import bundled
 
@@ -428,8 +445,8 @@ def _plan(
         from tcr.corpus import iter_recordings
 
         paths = list(iter_recordings([Path(p) for p in corpus]))
-    seeds, skipped = load_seeds(paths, formats=None if formats is None else chosen)
-    return _Plan(factory, spec, chosen, seeds), skipped
+    seeds, skipped = load_seeds(paths, claim=spec.claim)
+    return _Plan(spec.factory, spec.name, spec.claim, seeds), skipped
 
 
 def _finding(search: _Search, checker: CaseChecker, report: FuzzReport) -> Finding:
@@ -466,5 +483,6 @@ def _saved(finding: Finding, report: FuzzReport, plan: _Plan, save: str | Path |
     if save is None:
         return finding
     path = save_case(finding, Path(save), seed=report.seed, detector=plan.spec)
-    replay, tui = commands(path, None if plan.spec == REFERENCE else plan.spec)
+    detector = None if plan.spec == REFERENCE else plan.spec
+    replay, tui = commands(path, detector, plan.claim.options())
     return replace(finding, saved=path, replay_command=replay, tui_command=tui)

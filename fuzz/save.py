@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shlex
+from collections.abc import Sequence
 from pathlib import Path
 
 from tcr.corpus import Frame, new_header, write_recording
@@ -50,10 +51,15 @@ def save_case(finding: Finding, directory: Path, *, seed: int, detector: str) ->
     return write_recording(path, header, frames, expect=expect)
 
 
-def commands(path: Path, detector: str | None) -> tuple[str, str]:
-    """The ``tcr replay`` and ``tcr tui`` lines that reproduce a saved failure."""
+def commands(
+    path: Path, detector: str | None, claim_options: Sequence[str] = ()
+) -> tuple[str, str]:
+    """The ``tcr replay`` and ``tcr tui`` lines that reproduce a saved failure.
+
+    ``claim_options``: ``Claim.options()``, so the reproducer judges the same claim.
+    """
     shown = _shown_path(path)
-    options = ["--detector", detector] if detector else []
+    options = [*(["--detector", detector] if detector else []), *claim_options]
     replay = shlex.join(["tcr", "replay", shown, "--rechunk", "original", *options])
     tui = shlex.join(["tcr", "tui", shown, *options])
     return replay, tui

@@ -12,14 +12,16 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
+from tcr.claims import Claim
 from tcr.detector.block import LEXER_TOKENS
-from tcr.detector.formats import MARKERS, OPENER_RE, alternation
+from tcr.detector.formats import MARKERS, alternation
 from tcr.dialects import BY_ID, DIALECTS, Closing
 from tcr.dialects._record import FENCE_DONE_RE
 from tcr.rechunk import Chunking, split_at, splits_spec
@@ -27,6 +29,7 @@ from tcr.rechunk import Chunking, split_at, splits_spec
 from .blocks import Block
 from .dialects import DIALECT_IDS, TOOL_NAMES, Tools, block, json_call_text
 from .prose import prose
+from .repertoire import Repertoire
 from .source import Source
 from .truth import Call, Message, Truth
 from .values import defuse
@@ -58,6 +61,7 @@ _TOKEN_RE = re.compile(f"(?=({alternation(_TOKENS).pattern}))")
 
 PickDialect = Callable[[Source], str]
 PickTools = Callable[[Source], Tools]
+EVERY_DIALECT = Repertoire.of()  # the reference's claim: blocks in every dialect, no text markup
 
 
 def tools_from(src: Source) -> Tools:
@@ -75,14 +79,14 @@ def tool_lists() -> st.SearchStrategy[tuple[str, ...] | None]:
     return st.binary(min_size=8, max_size=8).map(lambda data: tools_from(Source(data)))
 
 
-def dialect_ids(formats: Collection[str] | None) -> tuple[str, ...]:
-    """The dialect ids to write blocks in (default: all); unknown ones are refused."""
-    chosen = DIALECT_IDS if formats is None else tuple(formats)
-    unknown = [f for f in chosen if f not in DIALECT_IDS]
+def dialect_ids(
+    formats: Collection[str] | None, known: tuple[str, ...] = DIALECT_IDS
+) -> tuple[str, ...]:
+    """The dialect ids to write blocks in (default: all ``known``); others are refused."""
+    chosen = known if formats is None else tuple(formats)
+    unknown = [f for f in chosen if f not in known]
     if unknown or not chosen:
-        raise InvalidArgument(
-            f"formats={list(chosen)!r}: expected some of {', '.join(DIALECT_IDS)}"
-        )
+        raise InvalidArgument(f"formats={list(chosen)!r}: expected some of {', '.join(known)}")
     return chosen
 
 
@@ -91,22 +95,28 @@ def messages(
     formats: Collection[str] | st.SearchStrategy[str] | None = None,
     tools: st.SearchStrategy[Sequence[str] | None] | None = None,
     max_parts: int = DEFAULT_MAX_PARTS,
+    claim: Claim | None = None,
 ) -> st.SearchStrategy[Message]:
     """Messages a streaming tool-call detector must handle, each with its ground truth.
 
-    ``formats``: the dialects blocks are written in, ids of ``tcr.dialects`` or a
-    strategy of them (default: all). ``tools``: a strategy of declared tool lists
-    (default: :func:`tool_lists`); a drawn ``None`` means any name is accepted.
+    ``claim``: what the detector speaks (``tcr.claims.Claim``, default every
+    dialect): blocks are written in claimed dialects, unclaimed markup is mixed
+    in as text (``tcr.fuzz.repertoire``). ``formats``: the claimed dialects
+    blocks are written in, ids of ``tcr.dialects`` or a strategy of them
+    (default: all). ``tools``: a strategy of declared tool lists (default:
+    :func:`tool_lists`); a drawn ``None`` means any name is accepted.
     ``max_parts``: at most this many pieces of prose and blocks.
     """
     if max_parts < 1:
         raise InvalidArgument(f"max_parts={max_parts!r}: must be at least 1")
+    repertoire = Repertoire.of(claim)
     if isinstance(formats, st.SearchStrategy) or tools is not None:
-        return _drawn_messages(formats, tools, max_parts)
-    pick = partial(pick_from, dialect_ids(formats))
+        return _drawn_messages(formats, tools, max_parts, repertoire)
+    repertoire = repertoire.writing(dialect_ids(formats, repertoire.blocks))
+    pick = partial(pick_from, repertoire.blocks)
     size = message_bytes(max_parts)
     return st.binary(min_size=size, max_size=size).map(
-        lambda data: decode_message(data, pick, tools_from, max_parts)
+        lambda data: decode_message(data, pick, tools_from, max_parts, repertoire)
     )
 
 
@@ -116,6 +126,7 @@ def _drawn_messages(
     formats: Collection[str] | st.SearchStrategy[str] | None,
     tools: st.SearchStrategy[Sequence[str] | None] | None,
     max_parts: int,
+    repertoire: Repertoire,
 ) -> Message:
     """``messages()`` with options given as strategies: those are drawn, the rest decoded."""
     if isinstance(formats, st.SearchStrategy):
@@ -123,11 +134,13 @@ def _drawn_messages(
 
         def pick(src: Source) -> str:
             name: str = draw(strategy)
-            if name not in DIALECT_IDS:
-                raise InvalidArgument(f"formats drew {name!r}; known: {', '.join(DIALECT_IDS)}")
+            if name not in repertoire.blocks:
+                raise InvalidArgument(
+                    f"formats drew {name!r}; expected one of {', '.join(repertoire.blocks)}"
+                )
             return name
     else:
-        pick = partial(pick_from, dialect_ids(formats))
+        pick = partial(pick_from, dialect_ids(formats, repertoire.blocks))
     pick_tools: PickTools = tools_from
     if tools is not None:
         drawn = draw(tools)
@@ -138,7 +151,7 @@ def _drawn_messages(
 
     size = message_bytes(max_parts)
     data = draw(st.binary(min_size=size, max_size=size))
-    return decode_message(data, pick, pick_tools, max_parts)
+    return decode_message(data, pick, pick_tools, max_parts, repertoire)
 
 
 def pick_from(names: tuple[str, ...], src: Source) -> str:
@@ -146,16 +159,37 @@ def pick_from(names: tuple[str, ...], src: Source) -> str:
     return src.choice(names)
 
 
+@dataclass(frozen=True, slots=True)
+class _Quoted:
+    """Markup of a dialect the claim does not speak: text for it (``tcr.fuzz.repertoire``)."""
+
+    text: str
+    name: str  # "tools_tag/array as text"
+
+
+def _quoted(data: bytes, dialect_id: str, tools: Tools) -> _Quoted:
+    written = block(data, dialect_id, tools)
+    return _Quoted(written.raw, f"{written.name} as text")
+
+
 def decode_message(
-    data: bytes, pick_dialect: PickDialect, pick_tools: PickTools, max_parts: int
+    data: bytes,
+    pick_dialect: PickDialect,
+    pick_tools: PickTools,
+    max_parts: int,
+    repertoire: Repertoire = EVERY_DIALECT,
 ) -> Message:
-    """The message ``data`` spells: prose and blocks, the last maybe cut short."""
+    """The message ``data`` spells: prose and blocks, the last maybe cut short.
+
+    ``repertoire``: what the claim speaks; one block slot in four is then unclaimed
+    markup written as text (``kind`` 7), when the claim leaves some unclaimed.
+    """
     meta = Source(data[:META_BYTES])
     tools = pick_tools(meta)
     count = 1 + meta.count(max_parts - 1)
     cut_wanted = meta.below(3) == 2
     cut_pick = meta.below(1 << 16)
-    pieces: list[str | Block] = []
+    pieces: list[str | Block | _Quoted] = []
     blank = True  # all text so far is white space: bare JSON may open (policy 3)
     for index in range(count):
         start = META_BYTES + index * SLOT_BYTES
@@ -163,9 +197,11 @@ def decode_message(
         kind = slot[0] % 8 if slot else 0
         if kind == 0:
             continue  # an absent part: what shrinking makes of a part it can do without
-        piece: str | Block
+        piece: str | Block | _Quoted
         if kind < 4:
             piece = prose(Source(slot[1:]))
+        elif kind == 7 and repertoire.as_text:
+            piece = _quoted(slot[2:], pick_from(repertoire.as_text, Source(slot[1:2])), tools)
         else:
             dialect_id = pick_dialect(Source(slot[1:2]))
             if not BY_ID[dialect_id].anywhere and not blank:  # JSON mid-answer is text (policy 3)
@@ -184,7 +220,10 @@ def decode_message(
     if isinstance(final, Block) and cut_wanted:
         cuts = final.cuts()
         cut = cuts[cut_pick % len(cuts)] if cuts else None
-    return _assemble(pieces, cut, tools)
+    message = _assemble(pieces, cut, tools, repertoire)
+    if repertoire.all_text(tools):  # the claim parses nothing when no tool is offered
+        return dataclasses.replace(message, truth=Truth(text=message.text))
+    return message
 
 
 class _Writer:
@@ -196,7 +235,9 @@ class _Writer:
     fence right after a fenced call that ended without one.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, repertoire: Repertoire) -> None:
+        self.markers = repertoire.markers  # the claim's openers: never in text
+        self.json_at_start = repertoire.json_at_start
         self.text: list[str] = []
         self.shown: list[str] = []
         self.calls: list[Call] = []
@@ -219,13 +260,14 @@ class _Writer:
         return "".join(self.text), truth
 
     def _flush(self, following: str) -> None:
-        run = defuse(self.run)
+        markers = self.markers
+        run = defuse(self.run, markers)
         self.run = ""
-        if self.blank and run.lstrip().startswith("{"):
+        if self.json_at_start and self.blank and run.lstrip().startswith("{"):
             run = "." + run  # would open bare JSON
         if self.fenceless and FENCE_DONE_RE.match(run + following):
             run = "." + run  # would be read as the missing fence
-        found = OPENER_RE.search(run + following)
+        found = None if markers is None else markers.search(run + following)
         if found is not None and found.start() < len(run):
             run += "."  # a marker across the junction
         if run:
@@ -240,10 +282,16 @@ class _Writer:
         self.reasoning.append(truth.reasoning)
 
 
-def _assemble(pieces: list[str | Block], cut: int | None, tools: Tools) -> Message:
-    writer = _Writer()
+def _assemble(
+    pieces: list[str | Block | _Quoted], cut: int | None, tools: Tools, repertoire: Repertoire
+) -> Message:
+    writer = _Writer(repertoire)
     parts: list[str] = []
     for index, piece in enumerate(pieces):
+        if isinstance(piece, _Quoted):
+            writer.prose(piece.text)
+            parts.append(piece.name)
+            continue
         if isinstance(piece, str):
             writer.prose(piece)
             if not parts or parts[-1] != "prose":

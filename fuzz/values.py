@@ -11,6 +11,7 @@ that is released as text, an XML-ish value) ask for ``markup=False``.
 from __future__ import annotations
 
 import math
+import re
 import struct
 from typing import Any
 
@@ -68,16 +69,19 @@ _FLOATS = (0.5, -1.25, 3.14, 1e-7, 1e300, -0.0, 5e-324, 1.7976931348623157e308, 
 _INTEGERS = (0, 1, -1, 42, 255, 65536, 2**31, -(2**53), 10**15)
 
 
-def defuse(text: str) -> str:
+def defuse(text: str, markers: re.Pattern[str] | None = OPENER_RE) -> str:
     """``text`` with every distinctive opening marker broken by a space after its first character.
 
     A space cannot complete a marker (none contains one), so the result holds none.
+    ``markers``: the openers to break (a claim's; ``None``: none).
     """
-    match = OPENER_RE.search(text)
+    if markers is None:
+        return text
+    match = markers.search(text)
     while match is not None:
         at = match.start() + 1
         text = text[:at] + " " + text[at:]
-        match = OPENER_RE.search(text, at)
+        match = markers.search(text, at)
     return text
 
 

@@ -2,7 +2,11 @@
 
 Each speaks Hermes only (``<tool_call>{json}</tool_call>``), by restricting the
 reference, and differs in what it does with markup it does not claim: the correct
-one shows it as text; the broken ones eat it or turn it into a call.
+one shows it as text; the broken ones eat it, turn it into a call, or drop the
+calls of a dialect it reads but does not claim (``swallows_mistral``, which fuzzing
+against the claim must find). ``hermes_text_without_tools`` makes the other choice
+for ``tools=[]``: with no tools offered it parses nothing. ``wrong_claim_type`` and
+``wrong_claim`` declare their claims with the wrong shape.
 """
 
 from __future__ import annotations
@@ -17,7 +21,10 @@ __all__ = [
     "calls_unclaimed",
     "eats_unclaimed",
     "hermes_only",
+    "hermes_text_without_tools",
     "no_claim",
+    "swallows_mistral",
+    "wrong_claim",
     "wrong_claim_type",
 ]
 
@@ -95,3 +102,58 @@ def wrong_claim_type(tools: Sequence[str] | None = None) -> StreamDetector:
 
 
 wrong_claim_type.tcr_claim = 42  # type: ignore[attr-defined]
+
+
+class _DropsMistral:
+    """Reads Hermes and ``[TOOL_CALLS]`` blocks, then drops the latter: markup it never claimed is lost."""
+
+    tcr_claim = ("hermes",)
+
+    def __init__(self, tools: Sequence[str] | None = None) -> None:
+        self._inner = StreamDetector(tools, dialects=["hermes", "bracket_tool_calls"])
+
+    def _keep(self, events: list[Event]) -> list[Event]:
+        return [e for e in events if getattr(e, "format", None) != "bracket_tool_calls"]
+
+    def feed(self, chunk: str) -> list[Event]:
+        return self._keep(self._inner.feed(chunk))
+
+    def finish(self) -> list[Event]:
+        return self._keep(self._inner.finish())
+
+
+def swallows_mistral(tools: Sequence[str] | None = None) -> _DropsMistral:
+    """Broken: its parser reads Mistral's calls it does not claim, and drops them."""
+    return _DropsMistral(tools)
+
+
+class _ShowsAll:
+    """Parses nothing: what a server does with a request that offers no tools."""
+
+    def feed(self, chunk: str) -> list[Event]:
+        return [Text(chunk)] if chunk else []
+
+    def finish(self) -> list[Event]:
+        return []
+
+
+def hermes_text_without_tools(tools: Sequence[str] | None = None) -> StreamDetector | _ShowsAll:
+    """Hermes only, and with ``tools=[]`` no parsing at all (``empty_tools="text"``).
+
+    Its claim is its factory's (a mapping), not the restricted reference's own.
+    """
+    if tools is not None and not tools:
+        return _ShowsAll()
+    detector = StreamDetector(tools, dialects=["hermes"])
+    del detector.tcr_claim
+    return detector
+
+
+hermes_text_without_tools.tcr_claim = {"dialects": ["hermes"], "empty_tools": "text"}  # type: ignore[attr-defined]
+
+
+def wrong_claim(tools: Sequence[str] | None = None) -> StreamDetector:
+    return no_claim(tools)
+
+
+wrong_claim.tcr_claim = "hermes"  # type: ignore[attr-defined]  # a string, not a list of ids

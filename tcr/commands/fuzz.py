@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import click
 from rich.console import Console
 
+from tcr.claims import EMPTY_TOOLS
 from tcr.commands.options import (
     detector_option,
     fail,
@@ -28,9 +29,13 @@ if TYPE_CHECKING:
 
 EPILOG = (
     """\b
-Formats: """
+Dialects: """
     + ", ".join(f.id for f in FORMATS)
     + """
+The detector is judged against its claim: the dialects it parses (--dialect,
+else its tcr_claim attribute, else all; the reference is restricted to them).
+Blocks are written in claimed dialects and other dialects' markup is mixed in
+as text, which it must show unchanged.
 The search stops at the first violation (or the budget). The failure is shrunk,
 saved as a recording, and printed with the tcr replay and tcr tui commands that
 reproduce it. The same --seed gives the same sequence of examples.
@@ -46,7 +51,8 @@ Examples:
   tcr fuzz                                     # the reference detector, 60 s
   tcr fuzz --detector mypkg.parser:make_detector --budget 5m
   tcr fuzz --detector tcr.detector.broken:per_chunk_markers --budget 30s --seed 3
-  tcr fuzz --max-examples 20000 --seed 7 --format hermes --format think
+  tcr fuzz --max-examples 20000 --seed 7 --dialect hermes --dialect think
+  tcr fuzz --detector mypkg.hermes:make --dialect hermes --empty-tools text
   tcr fuzz --corpus corpora/recorded --save /tmp/found --junit fuzz.xml
   tcr fuzz --budget 10m --sarif fuzz.sarif     # GitHub code scanning, VS Code
   tcr fuzz --jobs 2 --budget 10m               # both cores of this machine
@@ -73,11 +79,20 @@ def parse_budget(value: str) -> float:
 @click.option("--max-examples", type=int, metavar="N", help="Stop searching after N examples.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the search.")
 @click.option(
-    "--format",
-    "formats",
+    "--dialect",
+    "dialects",
     multiple=True,
-    metavar="NAME",
-    help="Write blocks in this dialect only; repeatable (default: all, listed below).",
+    metavar="ID",
+    help="The detector parses this dialect (repeatable; default: its claim, else all, "
+    "listed below). Calls are written in these; other markup is text for it.",
+)
+@click.option("--format", "formats", multiple=True, hidden=True)  # the older name of --dialect
+@click.option(
+    "--empty-tools",
+    type=click.Choice(EMPTY_TOOLS),
+    default=None,
+    help="What tools=[] means to the detector: reject every call (policy 7) or parse "
+    "nothing, all text (default: its claim, else reject).",
 )
 @click.option(
     "--corpus",
@@ -108,7 +123,9 @@ def fuzz(
     budget: str | None,
     max_examples: int | None,
     seed: int,
+    dialects: tuple[str, ...],
     formats: tuple[str, ...],
+    empty_tools: str | None,
     corpus: tuple[Path, ...],
     save: Path,
     junit: Path | None,
@@ -116,8 +133,8 @@ def fuzz(
     jobs: int,
     shard: str | None,
 ) -> None:
-    """Fuzz a detector with generated messages (every dialect, with their ground truth)
-    and mutated recordings, under random chunkings, against every oracle."""
+    """Fuzz a detector with generated messages (the dialects it claims, with their ground
+    truth) and mutated recordings, under random chunkings, against every oracle."""
     from tcr.fuzz import run
     from tcr.fuzz.report import render, write_junit, write_sarif
     from tcr.shard import parse_shard
@@ -139,7 +156,8 @@ def fuzz(
                 budget_s=budget_s,
                 max_examples=max_examples,
                 seed=seed,
-                formats=formats or None,
+                dialects=[*dialects, *formats] or None,
+                empty_tools=empty_tools,
                 corpus=list(corpus) or None,
                 save=save,
                 on_progress=progress,

@@ -6,10 +6,14 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis.errors import InvalidArgument
 
-from tcr.corpora import ROOT
+from tcr.claims import Claim
+from tcr.corpora import ROOT, bundled
 from tcr.corpus import read_recording
 from tcr.detector.core import StreamDetector
+from tcr.dialects import DIALECTS
+from tcr.expectation import expectation_of
 from tcr.fuzz import Case, Truth, mutations
 from tcr.fuzz.check import CaseChecker
 from tcr.fuzz.mutate import MUTATIONS, OPS_BYTES, Seed, decode_mutant, load_seeds
@@ -100,7 +104,73 @@ def test_recordings_too_long_to_mutate_are_skipped_with_a_reason() -> None:
     assert all("policy_13" not in seed.name for seed in seeds)
 
 
-def test_formats_keep_only_recordings_of_those_dialects() -> None:
-    seeds, skipped = load_seeds(sorted(REGRESSIONS.glob("format_*.msgpack")), formats=["think"])
-    assert [Path(s.name).name for s in seeds] == ["format_think.msgpack"]
-    assert skipped
+HERMES = Claim(frozenset({"hermes"}))
+
+
+def test_a_claim_keeps_recordings_whose_blocks_it_speaks_with_their_truth() -> None:
+    seeds, skipped = load_seeds([REGRESSIONS / "format_tool_call_tag_json.msgpack"], claim=HERMES)
+    assert [s.truth for s in seeds] == [seed_of("format_tool_call_tag_json.msgpack").truth]
+    assert skipped == []
+
+
+def test_unclaimed_markup_becomes_text_in_the_truth() -> None:
+    recorded = seed_of("format_tools_tag.msgpack")
+    assert recorded.truth is not None and recorded.truth.calls  # a call, claiming everything
+    seeds, _ = load_seeds([REGRESSIONS / "format_tools_tag.msgpack"], claim=HERMES)
+    assert [s.truth for s in seeds] == [Truth(text=recorded.text)]
+
+
+def test_recordings_that_open_on_a_claimed_marker_are_counted_in_one_line() -> None:
+    paths = sorted(REGRESSIONS.glob("format_*.msgpack"))
+    seeds, skipped = load_seeds(paths, claim=HERMES)
+    names = {Path(s.name).name for s in seeds}
+    # Qwen3-Coder XML and GLM bodies in <tool_call>: a hermes parser reads malformed blocks
+    assert not names & {
+        "format_tool_call_tag_qwen3_coder.msgpack",
+        "format_tool_call_tag_glm.msgpack",
+    }
+    assert len(seeds) == len(paths) - 2
+    assert len(skipped) == 1 and skipped[0].startswith(
+        "2 recordings with markup the claim (hermes)"
+    )
+
+
+def test_claimed_openers_inside_unclaimed_markup_make_no_seed() -> None:
+    # <think> is not claimed, and the reasoning quotes a <tool_call> a hermes parser opens
+    seeds, skipped = load_seeds(
+        [REGRESSIONS / "policy_10_markers_in_reasoning.msgpack"], claim=HERMES
+    )
+    assert "<tool_call>" in seed_of("policy_10_markers_in_reasoning.msgpack").text
+    assert (seeds, len(skipped)) == ([], 1)
+
+
+def test_no_tools_meaning_text_makes_every_recording_text() -> None:
+    claim = Claim(None, "text")
+    seeds, _ = load_seeds(
+        [REGRESSIONS / "policy_07_no_tools_rejects_every_call.msgpack"], claim=claim
+    )
+    assert seeds[0].tools == ()
+    assert seeds[0].truth == Truth(text=seeds[0].text)
+
+
+@pytest.mark.parametrize("dialect", [d.id for d in DIALECTS])
+def test_seeds_labelled_for_a_claim_are_what_the_restricted_reference_reads(dialect: str) -> None:
+    seeds, _ = load_seeds(bundled(), claim=Claim(frozenset({dialect})))
+    assert seeds
+    for seed in seeds:
+        restricted = StreamDetector(tools=seed.tools, dialects=[dialect])
+        shown = expectation_of([*restricted.feed(seed.text), *restricted.finish()])
+        assert seed.truth is not None and seed.truth.expectation() == shown.to_map(), seed.name
+
+
+def test_mutations_for_a_claim_keep_its_truth_or_none() -> None:
+    recording = read_recording(REGRESSIONS / "format_tools_tag.msgpack")
+
+    @settings(max_examples=50, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(mutations(recording, claim=HERMES))
+    def as_text(case: Case) -> None:
+        assert case.truth is None or not case.truth.calls  # <tools> is text for hermes
+
+    as_text()
+    with pytest.raises(InvalidArgument, match="cannot be labelled for the claim"):
+        mutations(read_recording(REGRESSIONS / "format_tool_call_tag_glm.msgpack"), claim=HERMES)

@@ -162,7 +162,12 @@ def test_a_crashing_detector_is_a_crash_finding_with_exit_code_2() -> None:
     [
         ({"budget_s": 0}, "budget"),
         ({"max_examples": 0}, "max examples"),
-        ({"formats": ["klingon"]}, "format"),
+        ({"formats": ["klingon"]}, "unknown dialect 'klingon'; known: gemma_special, hermes"),
+        ({"dialects": ["klingon"]}, "unknown dialect 'klingon'; known: gemma_special, hermes"),
+        ({"dialects": []}, "names no dialect"),
+        ({"dialects": ["hermes"], "formats": ["hermes"]}, "older name"),
+        ({"empty_tools": "maybe"}, "empty_tools is 'maybe'; known: reject, text"),
+        ({"detector": "claimed_detectors:wrong_claim"}, "wrong_claim.tcr_claim: dialects must be"),
         ({"detector": "no.such.module:factory"}, "cannot import"),
         ({"detector": "crashing_detectors:factory_raises"}, "factory_raises raised"),
     ],
