@@ -28,6 +28,8 @@ __all__ = [
     "brief",
     "clip",
     "common_prefix_length",
+    "difference_kind",
+    "event_dialect",
     "excerpt",
     "first_difference",
     "violation",
@@ -73,6 +75,11 @@ class Violation:
     chunk: int | None  # chunk index; len(chunks) is the finish() step
     offset: int | None  # input offset
     excerpt: str  # the input around offset, CARET where it happened
+    # What a signature needs (tcr.signature): short, stable words for what went wrong
+    # ("lost", "missing ToolCall", the leaked marker, "ValueError"), and the dialect
+    # involved when it is known ("" otherwise).
+    kind: str = ""
+    dialect: str = ""
 
     def __str__(self) -> str:
         where = f"chunk {self.chunk}" if self.chunk is not None else "chunk ?"
@@ -115,10 +122,17 @@ def excerpt(text: str, offset: int, width: int = 16) -> str:
 
 
 def violation(
-    check: Check, message: str, text: str, chunk: int | None, at: int | None
+    check: Check,
+    message: str,
+    text: str,
+    chunk: int | None,
+    at: int | None,
+    *,
+    kind: str = "",
+    dialect: str = "",
 ) -> Violation:
     """A violation with the excerpt of ``text`` (the input) around ``at``."""
-    return Violation(check, message, chunk, at, excerpt(text, at or 0))
+    return Violation(check, message, chunk, at, excerpt(text, at or 0), kind, dialect)
 
 
 def clip(text: str, width: int = 24) -> str:
@@ -177,8 +191,59 @@ def first_difference(
         message = f"event {index} is {brief(left)}; {other} has {brief(right)}"
         if left is not None and right is not None and brief(left) == brief(right):
             message += _field_difference(left, right)  # the summaries hide the difference
-        return violation(check, message, trace.input, chunk, offset)
+        kind = difference_kind(left, right, _after(mine, index), _after(reference, index))
+        dialect = event_dialect(left, right)
+        return violation(check, message, trace.input, chunk, offset, kind=kind, dialect=dialect)
     return None
+
+
+def _after(placed: list[Placed], index: int) -> Event | None:
+    return placed[index + 1].event if index + 1 < len(placed) else None
+
+
+def difference_kind(
+    mine: Event | None,
+    reference: Event | None,
+    mine_next: Event | None = None,
+    reference_next: Event | None = None,
+) -> str:
+    """How an event differs from the reference's, in a few stable words (a signature's kind):
+    ``missing ToolCall``, ``extra Text``, ``Rejected instead of ToolCall``,
+    ``ToolCall arguments differ``.
+
+    Text on one side stands for what the other side parsed: Text where the reference
+    has a call is a ``missing ToolCall``; Text that runs on past the reference's Text
+    swallowed the reference's next event (a leaked marker with text before it is the
+    same finding as one without).
+    """
+    if mine is None or (isinstance(mine, Text) and not isinstance(reference, Text | None)):
+        return f"missing {type(reference).__name__}"
+    if reference is None or (isinstance(reference, Text) and not isinstance(mine, Text)):
+        return f"extra {type(mine).__name__}"
+    if type(mine) is not type(reference):
+        return f"{type(mine).__name__} instead of {type(reference).__name__}"
+    name = type(mine).__name__
+    if isinstance(mine, Text) and isinstance(reference, Text):
+        if mine.text.startswith(reference.text):  # it ran on into the reference's next event
+            return f"missing {type(reference_next).__name__}" if reference_next else "extra Text"
+        if reference.text.startswith(mine.text):
+            return f"extra {type(mine_next).__name__}" if mine_next else "missing Text"
+        return "Text differs"
+    if getattr(mine, "text", None) != getattr(reference, "text", None):
+        return f"{name} differs"  # its reasoning text
+    for field_name in ("name", "arguments", "content", "reason", "format", "raw"):
+        if getattr(mine, field_name, None) != getattr(reference, field_name, None):
+            return f"{name} {field_name} differ" + ("s" if field_name != "arguments" else "")
+    return f"{name} differs"
+
+
+def event_dialect(*events: Event | None) -> str:
+    """The format of the first of ``events`` that has one (``Text`` has none)."""
+    for event in events:
+        fmt = getattr(event, "format", "")
+        if isinstance(fmt, str) and fmt:
+            return fmt
+    return ""
 
 
 def _field_difference(a: Event, b: Event) -> str:

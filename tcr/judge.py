@@ -33,6 +33,7 @@ claim are in ``not_judged`` (check -> why), which replay counts once per run.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from tcr._verdict import CHECKS, TRACE_CHECKS, Check, Verdict
@@ -43,7 +44,7 @@ from tcr.detector.formats import NOTHING, Lexicon, lexicon
 from tcr.detector.loader import Factory, make_detector
 from tcr.errors import TcrError, did_you_mean
 from tcr.expectation import Expectation, expectation_of
-from tcr.oracle import NO_MARKER, check_trace
+from tcr.oracle import NO_MARKER, Violation, check_trace
 from tcr.trace import Trace, run_trace
 from tcr.warm_cold import warm_cold_verdict
 
@@ -142,12 +143,27 @@ class Judge:
             bound=self.bound,
             leak=self.leak,
         )
-        if Check.EXPECTED in self.not_judged and Check.EXPECTED in verdict.skipped:
-            skipped = {**verdict.skipped, Check.EXPECTED: self.not_judged[Check.EXPECTED]}
-            verdict = Verdict(verdict.violations, verdict.ran, skipped)
+        skipped = verdict.skipped
+        if Check.EXPECTED in self.not_judged and Check.EXPECTED in skipped:
+            skipped = {**skipped, Check.EXPECTED: self.not_judged[Check.EXPECTED]}
+        verdict = Verdict(self._claimed(verdict.violations), verdict.ran, skipped)
         if Check.WARM_COLD in wanted:
             verdict = verdict + self.warm_cold(trace.chunks)
         return verdict
+
+    def _claimed(self, violations: Sequence[Violation]) -> tuple[Violation, ...]:
+        """Violations whose dialect the claim does not parse here are about plain text.
+
+        Unclaimed markup is text to this detector: text lost next to ``<|python_tag|>``
+        is one finding with text lost anywhere else, not one per dialect nearby.
+        """
+        parsed = self.claim.parses(self.tools)
+        if parsed is None:
+            return tuple(violations)
+        return tuple(
+            replace(v, dialect="") if v.dialect and v.dialect not in parsed else v
+            for v in violations
+        )
 
     def warm_cold(self, chunks: Sequence[str]) -> Verdict:
         """Warm equals cold on one chunking (it judges the factory, not a trace)."""

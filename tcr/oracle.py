@@ -2,8 +2,11 @@
 
 Every check is linear in the input: positions are tracked as running lengths and
 compared in place (``str.startswith`` with bounds), never by re-joining what was
-emitted so far at each step. Each check reports the first place it breaks; once
-something has gone wrong, later findings of the same check are mostly echoes.
+emitted so far at each step. Conservation, invariance and holdback report the first
+place they break: once something has gone wrong there, later findings are mostly
+echoes. No leak reports each leaked marker once, and expected each distinct kind of
+difference (text, a missing call, wrong arguments, reasoning): those are separate bugs.
+Every violation says its ``kind`` and ``dialect`` (``tcr.signature``).
 
 A check that cannot judge a run says so instead of guessing: a ``Verdict`` lists
 the checks that ran and, for the others, why not (a foreign detector whose events
@@ -19,7 +22,9 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_right
 from collections.abc import Collection, Mapping
+from dataclasses import replace
 from typing import Any
 
 from tcr._verdict import (
@@ -32,6 +37,7 @@ from tcr._verdict import (
     brief,
     clip,
     common_prefix_length,
+    event_dialect,
     excerpt,
     first_difference,
     violation,
@@ -40,6 +46,7 @@ from tcr.detector.events import Reasoning, Rejected, Text, ToolCall, merge_text
 from tcr.detector.formats import HOLDBACK_BOUND, OPENER_RE
 from tcr.errors import TcrError
 from tcr.expectation import Expectation, ExpectedCall
+from tcr.signature import dialect_at, marker_dialect
 from tcr.trace import Placed, Trace, merge_placed, place_events
 from tcr.warm_cold import check_warm_cold, warm_cold_verdict
 
@@ -95,7 +102,18 @@ def _conservation(trace: Trace) -> list[Violation]:
     if trace.finished and emitted < len(text):
         lost = text[emitted:]
         message = f"lost {len(lost)} characters at end: finish() never emitted {clip(lost)!r}"
-        return [violation(Check.CONSERVATION, message, text, len(trace.chunks), emitted)]
+        dialect = dialect_at(text, emitted)
+        return [
+            violation(
+                Check.CONSERVATION,
+                message,
+                text,
+                len(trace.chunks),
+                emitted,
+                kind="lost at end",
+                dialect=dialect,
+            )
+        ]
     return []
 
 
@@ -114,27 +132,38 @@ def _conservation_break(
     while same < limit and rest[same] == text[emitted + same]:
         same += 1
     at, rest = emitted + same, rest[same:]
-    return violation(
-        Check.CONSERVATION, _what_broke(text, at, received, rest), text, step_index, at
-    )
+    kind, message = _what_broke(text, at, received, rest)
+    offending = trace.steps[step_index].events[position]
+    dialect = event_dialect(offending) or dialect_at(text, at)
+    return violation(Check.CONSERVATION, message, text, step_index, at, kind=kind, dialect=dialect)
 
 
-def _what_broke(text: str, at: int, received: int, rest: str) -> str:
-    """Best guess at lost / duplicated / reordered, from where ``rest`` reappears in the input."""
+def _what_broke(text: str, at: int, received: int, rest: str) -> tuple[str, str]:
+    """Best guess at lost / duplicated / reordered, from where ``rest`` reappears in the input:
+    the kind, and the message."""
     for size in (16, 4, 2):
         probe = rest[:size]
         earlier = text.rfind(probe, 0, at + len(probe) - 1)
         if 0 <= earlier < at:
-            return f"duplicated: re-emits input from offset {earlier} ({clip(probe)!r})"
+            return (
+                "duplicated",
+                f"duplicated: re-emits input from offset {earlier} ({clip(probe)!r})",
+            )
         if at >= received:
-            return f"emits {clip(rest)!r} before receiving it (received so far ends at {received})"
+            return (
+                "emitted early",
+                f"emits {clip(rest)!r} before receiving it (received so far ends at {received})",
+            )
         later = text.find(probe, at + 1)
         if later > at:
             skipped = text[at:later]
             if skipped in rest:
-                return f"reordered: {clip(skipped)!r} is emitted after what follows it"
-            return f"lost {len(skipped)} characters: {clip(skipped)!r} never emitted"
-    return f"altered: emits {clip(rest)!r} where the input has {clip(text[at:received])!r}"
+                return "reordered", f"reordered: {clip(skipped)!r} is emitted after what follows it"
+            return "lost", f"lost {len(skipped)} characters: {clip(skipped)!r} never emitted"
+    return (
+        "altered",
+        f"altered: emits {clip(rest)!r} where the input has {clip(text[at:received])!r}",
+    )
 
 
 # --- chunk invariance (the comparison itself is shared with warm_cold) ----------
@@ -143,8 +172,16 @@ def _what_broke(text: str, at: int, received: int, rest: str) -> str:
 def chunk_invariance(trace: Trace, whole: Trace) -> list[Violation]:
     """Events (adjacent Text merged) equal those of the ``whole`` chunking."""
     mine, reference = merge_placed(place_events(trace)), merge_placed(place_events(whole))
+    return _invariance(trace, mine, reference)
+
+
+def _invariance(trace: Trace, mine: list[Placed], reference: list[Placed]) -> list[Violation]:
     found = first_difference(trace, mine, reference, Check.INVARIANCE, "the whole run")
-    return [found] if found else []
+    if found is None:
+        return []
+    if not found.dialect:  # two Texts differ: the markup at the place they part says whose
+        found = replace(found, dialect=dialect_at(trace.input, found.offset))
+    return [found]
 
 
 # --- no leak --------------------------------------------------------------------
@@ -159,23 +196,40 @@ def no_leak(trace: Trace, leak: re.Pattern[str] = _LEAK) -> list[Violation]:
 
 
 def _no_leak(trace: Trace, merged: list[Placed], leak: re.Pattern[str]) -> list[Violation]:
+    found: list[Violation] = []
+    seen: set[str] = set()  # each marker once: a second leak of it is the same bug
     for item in merged:
-        match = leak.search(item.event.text) if isinstance(item.event, Text) else None
-        if match is None:
+        if not isinstance(item.event, Text):
             continue
-        marker, chunk = match.group(), item.step_at(match.end() - 1)
-        if item.start is not None:
-            message = f"Text shows the opening marker {marker!r}"
-            return [
-                violation(Check.NO_LEAK, message, trace.input, chunk, item.start + match.start())
-            ]
-        shown_at = item.shown + match.start()
-        message = (
-            f"Text shows the opening marker {marker!r} at offset {shown_at} of the shown "
-            "text (input offset unknown: events carry no raw spans)"
+        for match in leak.finditer(item.event.text):
+            marker = match.group()
+            if marker not in seen:
+                seen.add(marker)
+                found.append(_leak(trace, item, match.start(), marker))
+    return found
+
+
+def _leak(trace: Trace, item: Placed, at: int, marker: str) -> Violation:
+    chunk, dialect = item.step_at(at + len(marker) - 1), marker_dialect(marker)
+    if item.start is not None:
+        message = f"Text shows the opening marker {marker!r}"
+        return violation(
+            Check.NO_LEAK,
+            message,
+            trace.input,
+            chunk,
+            item.start + at,
+            kind=marker,
+            dialect=dialect,
         )
-        return [Violation(Check.NO_LEAK, message, chunk, None, excerpt(trace.shown, shown_at))]
-    return []
+    shown_at = item.shown + at
+    message = (
+        f"Text shows the opening marker {marker!r} at offset {shown_at} of the shown "
+        "text (input offset unknown: events carry no raw spans)"
+    )
+    return Violation(
+        Check.NO_LEAK, message, chunk, None, excerpt(trace.shown, shown_at), marker, dialect
+    )
 
 
 # --- holdback -------------------------------------------------------------------
@@ -252,15 +306,33 @@ def _holdback(trace: Trace, whole: Trace, bound: int) -> list[Violation]:
                 f"holds back {held} characters after chunk {step.index} (bound {bound}): "
                 f"input from {emitted} to {received} is neither emitted nor inside a block"
             )
-            return [violation(Check.HOLDBACK, message, trace.input, step.index, emitted)]
+            dialect = dialect_at(trace.input, emitted)
+            return [
+                violation(
+                    Check.HOLDBACK,
+                    message,
+                    trace.input,
+                    step.index,
+                    emitted,
+                    kind="held back",
+                    dialect=dialect,
+                )
+            ]
     return []
 
 
 # --- expected -------------------------------------------------------------------
 
 
-def expected(trace: Trace, expectation: Expectation | Mapping[str, Any]) -> list[Violation]:
-    """Shown text, calls and reasoning match a recorded expectation (parts optional)."""
+def expected(
+    trace: Trace, expectation: Expectation | Mapping[str, Any], *, whole: Trace | None = None
+) -> list[Violation]:
+    """Shown text, calls and reasoning match a recorded expectation (parts optional).
+
+    Each distinct kind of difference is reported once: lost text and a missing
+    call are two findings, a second missing call is not. ``whole``, the unsplit
+    run, names the dialect of a call this run is missing when it has it.
+    """
     expect = Expectation.of(expectation)
     assert expect is not None
     placed = place_events(trace)
@@ -268,17 +340,36 @@ def expected(trace: Trace, expectation: Expectation | Mapping[str, Any]) -> list
     if expect.text is not None:
         found += _expected_text(trace, placed, expect.text)
     if expect.calls is not None:
-        found += _expected_calls(trace, placed, expect.calls)
+        whole_calls = [e for e in whole.events if isinstance(e, ToolCall)] if whole else []
+        found += _expected_calls(trace, placed, expect.calls, whole_calls)
     if expect.reasoning is not None:
-        want = expect.reasoning
-        thoughts = [p for p in placed if isinstance(p.event, Reasoning)]
-        got = "".join(p.event.text for p in thoughts)  # type: ignore[union-attr]
-        if got != want:
-            chunk = thoughts[0].step if thoughts else len(trace.chunks)
-            message = f"reasoning is {clip(got, 40)!r}, expected {clip(want, 40)!r}"
-            at = thoughts[0].start if thoughts else None
-            found.append(violation(Check.EXPECTED, message, trace.input, chunk, at))
+        found += _expected_reasoning(trace, placed, expect.reasoning)
     return found
+
+
+def _expected_reasoning(trace: Trace, placed: list[Placed], want: str) -> list[Violation]:
+    thoughts = [p for p in placed if isinstance(p.event, Reasoning)]
+    got = "".join(p.event.text for p in thoughts)  # type: ignore[union-attr]
+    if got == want:
+        return []
+    chunk = thoughts[0].step if thoughts else len(trace.chunks)
+    message = f"reasoning is {clip(got, 40)!r}, expected {clip(want, 40)!r}"
+    at = thoughts[0].start if thoughts else None
+    kind = (
+        "missing Reasoning" if not got else "extra Reasoning" if not want else "Reasoning differs"
+    )
+    dialect = event_dialect(*(p.event for p in thoughts)) or dialect_at(trace.input, at)
+    return [violation(Check.EXPECTED, message, trace.input, chunk, at, kind=kind, dialect=dialect)]
+
+
+def _text_kind(got: str, want: str, at: int) -> str:
+    """``missing Text`` when ``got`` is ``want`` with characters left out at ``at``,
+    ``extra Text`` the other way round, else ``Text differs``."""
+    if len(got) < len(want) and want.endswith(got[at:]):
+        return "missing Text"
+    if len(got) > len(want) and got.endswith(want[at:]):
+        return "extra Text"
+    return "Text differs"
 
 
 def _expected_text(trace: Trace, placed: list[Placed], want: str) -> list[Violation]:
@@ -286,12 +377,12 @@ def _expected_text(trace: Trace, placed: list[Placed], want: str) -> list[Violat
     if got == want:
         return []
     at = common_prefix_length(got, want)
-    chunk, offset = len(trace.chunks), None
+    chunk, offset, dialect = len(trace.chunks), None, ""
     for item in placed:  # the event that shows the character at ``at``
         event = item.event
         size = len(event.text if isinstance(event, Text) else getattr(event, "content", ""))
         if isinstance(event, Text | Rejected) and item.shown <= at < item.shown + size:
-            chunk = item.step
+            chunk, dialect = item.step, event_dialect(event)
             if item.start is not None:
                 offset = item.start + (at - item.shown if isinstance(event, Text) else 0)
             break
@@ -299,41 +390,69 @@ def _expected_text(trace: Trace, placed: list[Placed], want: str) -> list[Violat
         last = placed[-1] if placed else None
         if last is not None and last.start is not None and last.event.raw is not None:
             offset = last.start + len(last.event.raw)
+            dialect = event_dialect(last.event)
     message = (
         f"shown text differs at character {at}: "
         f"got {clip(got[at:])!r}, expected {clip(want[at:])!r}"
     )
-    return [violation(Check.EXPECTED, message, trace.input, chunk, offset)]
+    kind = _text_kind(got, want, at)
+    dialect = dialect or dialect_at(trace.input, offset)
+    return [
+        violation(Check.EXPECTED, message, trace.input, chunk, offset, kind=kind, dialect=dialect)
+    ]
 
 
 def _expected_calls(
-    trace: Trace, placed: list[Placed], want: tuple[ExpectedCall, ...]
+    trace: Trace,
+    placed: list[Placed],
+    want: tuple[ExpectedCall, ...],
+    whole_calls: list[ToolCall],
 ) -> list[Violation]:
     calls = [p for p in placed if isinstance(p.event, ToolCall)]
+    found: dict[str, Violation] = {}  # the first of each kind
     for index in range(max(len(calls), len(want))):
         item = calls[index] if index < len(calls) else None
+        call = item.event if item else None
         if index >= len(want):
-            problem = f"unexpected call {index}: {brief(item.event if item else None)}"
+            kind, problem = "extra ToolCall", f"unexpected call {index}: {brief(call)}"
         else:
             name, arguments = want[index].name, want[index].arguments
-            call = item.event if item else None
             if not isinstance(call, ToolCall):
+                kind = "missing ToolCall"
                 problem = (
                     f"call {index} ({name}) is missing: {len(calls)} calls, expected {len(want)}"
                 )
             elif call.name != name:
-                problem = f"call {index} is to {call.name!r}, expected {name!r}"
+                kind, problem = (
+                    "ToolCall name differs",
+                    (f"call {index} is to {call.name!r}, expected {name!r}"),
+                )
             elif _parsed(call.arguments) != arguments:
+                kind = "ToolCall arguments differ"
                 problem = (
                     f"call {index} ({name}) has arguments {clip(call.arguments, 40)}, "
                     f"expected {clip(json.dumps(arguments), 40)}"
                 )
             else:
                 continue
+        if kind in found:
+            continue
         chunk = item.step if item else len(trace.chunks)
         at = item.start if item else None
-        return [violation(Check.EXPECTED, problem, trace.input, chunk, at)]
-    return []
+        # A missing call names no format: the whole run's, the last call emitted, else the
+        # input's first block.
+        in_whole = whole_calls[index] if index < len(whole_calls) else None
+        dialect = event_dialect(call, in_whole, *(c.event for c in reversed(calls[:index])))
+        dialect = dialect or dialect_at(trace.input, _first_block(trace.input))
+        found[kind] = violation(
+            Check.EXPECTED, problem, trace.input, chunk, at, kind=kind, dialect=dialect
+        )
+    return list(found.values())
+
+
+def _first_block(text: str) -> int | None:
+    match = _LEAK.search(text)
+    return match.start() if match else len(text) - len(text.lstrip())
 
 
 def _parsed(arguments: str) -> object:
@@ -353,7 +472,30 @@ def _crash(trace: Trace) -> list[Violation]:
     call = "finish()" if crash.index == len(trace.chunks) else f"feed() of chunk {crash.index}"
     what = crash.error if crash.timed_out else f"raised {crash.error}"
     message = f"the detector {what} in {call}"
-    return [violation(Check.CRASH, message, trace.input, crash.index, crash.offset)]
+    dialect = dialect_at(trace.input, crash.offset)
+    return [
+        violation(
+            Check.CRASH,
+            message,
+            trace.input,
+            crash.index,
+            crash.offset,
+            kind=crash_kind(crash.error, timed_out=crash.timed_out),
+            dialect=dialect,
+        )
+    ]
+
+
+def crash_kind(error: str, *, timed_out: bool = False) -> str:
+    """``timeout``, ``bad event`` (feed or finish returned something that is no list of
+    events) or the exception's type, from a ``Crash``'s one-line error."""
+    if timed_out:
+        return "timeout"
+    name, _, detail = error.partition(":")
+    if name == "TypeError" and detail.lstrip().startswith(("feed() returned", "finish() returned")):
+        # what tcr.trace.checked_events says of a result that is no list of events
+        return "bad event"
+    return name.strip() or "error"
 
 
 def check_trace(
@@ -395,18 +537,41 @@ def check_trace(
                     "conservation failed, so emitted length is no input position"
                 )
         elif check is Check.INVARIANCE and whole is not None:
-            reference = merge_placed(place_events(whole))
-            difference = first_difference(trace, merged, reference, check, "the whole run")
-            found += [difference] if difference else []
+            found += _invariance(trace, merged, merge_placed(place_events(whole)))
         elif check is Check.NO_LEAK and leak is not None:
             found += _no_leak(trace, merged, leak)
         elif check is Check.HOLDBACK and whole is not None:
             found += _holdback(trace, whole, bound)
         elif check is Check.EXPECTED and expect is not None:
-            found += expected(trace, expect)
+            found += expected(trace, expect, whole=whole)
         elif check is Check.CRASH:
             found += _crash(trace)
+    if found and whole is not None and whole.crash is None:
+        found = _named_by(whole, found)
     return Verdict(tuple(found), tuple(ran), skipped)
+
+
+def _named_by(whole: Trace, found: list[Violation]) -> list[Violation]:
+    """Each violation inside a block of the whole run takes that block's exact dialect.
+
+    Markup alone cannot tell dialects that share a marker apart (``<tool_call>``
+    opens hermes, qwen3_coder and glm45 bodies); the whole run's events can.
+    """
+    blocks = [
+        (p.start, p.start + len(p.event.raw or ""), fmt)
+        for p in place_events(whole)
+        if p.start is not None and (fmt := event_dialect(p.event))
+    ]
+    if not blocks:
+        return found
+    starts = [start for start, _, _ in blocks]
+    named: list[Violation] = []
+    for v in found:
+        index = bisect_right(starts, v.offset) - 1 if v.offset is not None else -1
+        if index >= 0 and v.offset is not None and v.offset < blocks[index][1]:
+            v = replace(v, dialect=blocks[index][2])
+        named.append(v)
+    return named
 
 
 def _why_skipped(

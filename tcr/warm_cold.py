@@ -10,6 +10,7 @@ no format to seed with) is skipped with its reason, as ``check_trace`` skips che
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from tcr._verdict import Check, Verdict, Violation, first_difference, violation
 from tcr.detector.events import Detector
@@ -102,8 +103,10 @@ def _reset_part(
         raise
     except BaseException as error:  # SystemExit too: a detector failure is a finding
         message = f"a reused detector raised {describe_error(error)} before its last message"
-        return [violation(Check.WARM_COLD, message, cold.input, None, None)]
-    return _compare(run_trace(reused, cold.chunks, states=False, timeout=timeout), reference, label)
+        kind = f"reused: raised {type(error).__name__}"
+        return [violation(Check.WARM_COLD, message, cold.input, None, None, kind=kind)]
+    warm = run_trace(reused, cold.chunks, states=False, timeout=timeout)
+    return _compare(warm, reference, label, "reused")
 
 
 def _seed_part(
@@ -118,22 +121,27 @@ def _seed_part(
     try:
         seeded = make_detector(factory, tools, format=learned)
     except FactoryError as error:  # the factory takes format= but not this one: a finding
-        return [violation(Check.WARM_COLD, f"{label} could not be made: {error}", cold.input, 0, 0)]
-    return _compare(run_trace(seeded, cold.chunks, states=False, timeout=timeout), reference, label)
+        message = f"{label} could not be made: {error}"
+        return [violation(Check.WARM_COLD, message, cold.input, 0, 0, kind="seeded: not made")]
+    warm = run_trace(seeded, cold.chunks, states=False, timeout=timeout)
+    return _compare(warm, reference, label, "seeded")
 
 
-def _compare(warm: Trace, reference: list[Placed], label: str) -> list[Violation]:
+def _compare(warm: Trace, reference: list[Placed], label: str, part: str) -> list[Violation]:
+    """The first difference from the fresh run; its kind says which part (reused, seeded)."""
     if warm.crash is not None:
         message = f"{label} raised {warm.crash.error} (a fresh one does not)"
+        kind = f"{part}: raised {warm.crash.error.partition(':')[0]}"
         return [
-            violation(Check.WARM_COLD, message, warm.input, warm.crash.index, warm.crash.offset)
+            violation(
+                Check.WARM_COLD, message, warm.input, warm.crash.index, warm.crash.offset, kind=kind
+            )
         ]
     mine = merge_placed(place_events(warm))
     found = first_difference(warm, mine, reference, Check.WARM_COLD, "a fresh detector")
     if found is None:
         return []
-    message = f"{label}: {found.message}"
-    return [Violation(Check.WARM_COLD, message, found.chunk, found.offset, found.excerpt)]
+    return [replace(found, message=f"{label}: {found.message}", kind=f"{part}: {found.kind}")]
 
 
 def _interruptions(text: str) -> list[int]:

@@ -1,0 +1,184 @@
+"""A finding's signature: what makes two violations the same bug (ARCHITECTURE.md §7.4).
+
+A ``Signature`` is the check, the ``kind`` of event or loss (``Violation.kind``),
+the dialect involved (``Violation.dialect``) and the *shape* of the shrunk
+input: where its decisive split falls relative to the markers (inside an
+opening or a closing marker, at a marker's edge, inside a block's body, in
+plain text), or ``whole`` when the failure needs no split at all.
+
+A violation knows its check, kind and dialect as soon as it is found: that is
+its ``key``, what a run de-duplicates on while it searches, since an input not
+shrunk yet has no meaningful shape (a random chunking splits every marker).
+The shape is taken of the input a finding is shrunk to, and shrinking keeps
+the key and, once the splits are minimal, the shape too.
+
+Pure: markers come from the dialect table, nothing runs a detector.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from tcr._verdict import Violation
+from tcr.detector.formats import DISTINCTIVE_OPENERS, SHARING, alternation, prefix_regex
+
+__all__ = [
+    "SHAPES",
+    "WHOLE",
+    "Signature",
+    "dialect_at",
+    "key",
+    "marker_dialect",
+    "shape",
+    "signature",
+]
+
+WHOLE = "whole"  # the failure needs no split: the unsplit input fails the same way
+# Where a split can fall, most telling first: a shape names the first that one of the
+# input's split points falls into.
+SHAPES = (
+    "split-in-opener",
+    "split-in-closer",
+    "split-at-marker-edge",
+    "split-in-body",
+    "split-in-text",
+    WHOLE,
+)
+
+# Distinctive openers and the closers a block ends on; single characters (the braces
+# that balance a bare JSON block) would make every JSON body look like markup.
+_OPENERS = DISTINCTIVE_OPENERS
+_CLOSERS = tuple(
+    sorted({m for group in SHARING.values() for d in group for m in d.closes if len(m) > 1})
+)
+_MARKER_RE = alternation((*_OPENERS, *_CLOSERS))
+_OPENER_RE = alternation(_OPENERS)
+_PARTIAL_OPENER_RE = prefix_regex(m[:-1] for m in _OPENERS)
+_LONGEST_OPENER = max(len(m) for m in _OPENERS)
+
+
+@dataclass(frozen=True, slots=True)
+class Signature:
+    """check + kind + dialect + shape; printed short, e.g.
+    ``expected/missing ToolCall/hermes@split-in-closer``."""
+
+    check: str
+    kind: str
+    dialect: str = ""  # "" when no dialect is involved or none could be told
+    shape: str = ""  # "" until the input is shrunk
+
+    def __str__(self) -> str:
+        text = f"{self.check}/{_one_line(self.kind)}"
+        if self.dialect:
+            text += f"/{self.dialect}"
+        return f"{text}@{self.shape}" if self.shape else text
+
+    @property
+    def key(self) -> Signature:
+        """The signature without its shape: what a violation says before shrinking."""
+        return Signature(self.check, self.kind, self.dialect)
+
+
+def _one_line(text: str) -> str:
+    """A kind as one line: a marker such as ``"```json\\n{"`` keeps its escape."""
+    return text.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
+
+
+def key(violation: Violation) -> Signature:
+    """What a violation says of its signature by itself (no shape)."""
+    return Signature(str(violation.check), violation.kind, violation.dialect)
+
+
+def signature(violation: Violation, chunks: Sequence[str]) -> Signature:
+    """The signature of ``violation`` found on ``chunks`` (the shrunk input)."""
+    return Signature(str(violation.check), violation.kind, violation.dialect, shape(chunks))
+
+
+def marker_dialect(marker: str) -> str:
+    """The dialect an opening marker belongs to; of dialects sharing it, the first registered
+    (the one that owns a body none of them claims, ARCHITECTURE.md §5.4)."""
+    group = SHARING.get(marker)
+    return group[0].id if group else ""
+
+
+def dialect_at(text: str, offset: int | None) -> str:
+    """The dialect of the block ``offset`` is in, or whose opening marker starts there.
+
+    Told from the markers alone, for violations that name no event with a format.
+    ``""`` when ``offset`` is in plain text, or unknown.
+    """
+    if offset is None:
+        return ""
+    last: re.Match[str] | None = None
+    for match in _OPENER_RE.finditer(text, 0, min(len(text), offset + _LONGEST_OPENER)):
+        if match.start() > offset:
+            break
+        last = match
+    if last is None:
+        start = len(text) - len(text.lstrip())
+        return "bare_json" if text.startswith("{", start) and start <= offset else ""
+    dialect = marker_dialect(last.group())
+    closers = SHARING[last.group()][0].closes
+    closed = any(text.find(c, last.end(), offset) >= 0 for c in closers if c)
+    return "" if closed and offset >= last.end() else dialect
+
+
+def shape(chunks: Sequence[str]) -> str:
+    """Where the split points of ``chunks`` fall relative to the markers of their text.
+
+    ``whole`` for one chunk (or none); else the most telling of ``SHAPES`` that a
+    split point falls into. Linear in the text.
+    """
+    text = "".join(chunks)
+    splits: list[int] = []
+    position = 0
+    for chunk in chunks[:-1]:
+        position += len(chunk)
+        if 0 < position < len(text) and (not splits or splits[-1] != position):
+            splits.append(position)
+    if not splits:
+        return WHOLE
+    places = _places(text)
+    return min((_where(split, places) for split in splits), key=SHAPES.index)
+
+
+_Places = tuple[list[tuple[int, int]], list[tuple[int, int]], list[tuple[int, int]]]
+
+
+def _places(text: str) -> _Places:
+    """Opening markers, closing markers and block bodies of ``text``, as spans."""
+    openers: list[tuple[int, int]] = []
+    closers: list[tuple[int, int]] = []
+    bodies: list[tuple[int, int]] = []
+    body_start: int | None = None
+    for match in _MARKER_RE.finditer(text):
+        span = match.span()
+        if match.group() in SHARING:
+            openers.append(span)
+            body_start = span[1] if body_start is None else body_start
+        else:
+            closers.append(span)
+            if body_start is not None:
+                bodies.append((body_start, span[0]))
+                body_start = None
+    partial = _PARTIAL_OPENER_RE.search(text) if _PARTIAL_OPENER_RE else None
+    if partial is not None and (not openers or partial.start() >= openers[-1][1]):
+        openers.append(partial.span())  # a marker cut off by the end of the input
+    if body_start is not None:
+        bodies.append((body_start, len(text)))
+    return openers, closers, bodies
+
+
+def _where(split: int, places: _Places) -> str:
+    openers, closers, bodies = places
+    if any(a < split < b for a, b in openers):
+        return "split-in-opener"
+    if any(a < split < b for a, b in closers):
+        return "split-in-closer"
+    if any(split in (a, b) for a, b in (*openers, *closers)):
+        return "split-at-marker-edge"
+    if any(a < split < b for a, b in bodies):
+        return "split-in-body"
+    return "split-in-text"

@@ -1,0 +1,236 @@
+"""Signatures: every violation says its kind and dialect, and a shrunk input has a shape, so
+a run can tell distinct findings apart (ARCHITECTURE.md §7.4)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+from test_oracle import WEATHER, Scripted, call_trace
+from toy_detectors import DropsPendingAtFinish, MatchesPerChunk, RaisesOnThirdChunk, ToyDetector
+
+from tcr.detector.core import StreamDetector
+from tcr.detector.events import Event, Text, ToolCall
+from tcr.oracle import check_trace, conservation, expected, no_leak
+from tcr.signature import WHOLE, Signature, dialect_at, key, marker_dialect, shape, signature
+from tcr.trace import Trace, run_trace
+
+HERMES = '<tool_call>{"name": "f", "arguments": {}}</tool_call>'
+
+
+def test_a_signature_prints_short() -> None:
+    found = Signature("expected", "missing ToolCall", "hermes", "split-in-closer")
+    assert str(found) == "expected/missing ToolCall/hermes@split-in-closer"
+    assert str(found.key) == "expected/missing ToolCall/hermes"
+    assert str(Signature("crash", "ValueError")) == "crash/ValueError"
+
+
+def test_a_signature_prints_on_one_line() -> None:
+    # a pinned snippet names it in a comment: a marker's newline must not end the line
+    found = Signature("no_leak", "```json\n{", "fenced_json", "split-in-opener")
+    assert str(found) == "no_leak/```json\\n{/fenced_json@split-in-opener"
+
+
+def test_a_signature_is_hashable_and_equal_by_value() -> None:
+    a, b = (
+        Signature("no_leak", "<tool_call>", "hermes"),
+        Signature("no_leak", "<tool_call>", "hermes"),
+    )
+    assert a == b and len({a, b}) == 1
+    assert a != Signature("no_leak", "<tools>", "tools_tag")
+
+
+# --- shape --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("chunks", "expected_shape"),
+    [
+        ([f"a {HERMES} b"], WHOLE),
+        (["a <tool", f"{HERMES[5:]} b"], "split-in-opener"),
+        ([f"a {HERMES[:-4]}", f"{HERMES[-4:]} b"], "split-in-closer"),
+        (["a ", f"{HERMES} b"], "split-at-marker-edge"),
+        ([f"a {HERMES}", " b"], "split-at-marker-edge"),
+        ([f"a {HERMES[:20]}", f"{HERMES[20:]} b"], "split-in-body"),
+        (["a", f" {HERMES} b"], "split-in-text"),
+        (["hello <tool", "_c"], "split-in-opener"),  # a marker cut off by the end
+        (["hello <tool_", "c"], "split-in-opener"),
+    ],
+)
+def test_shape_says_where_the_split_falls(chunks: list[str], expected_shape: str) -> None:
+    assert shape(chunks) == expected_shape
+
+
+def test_shape_names_the_most_telling_split() -> None:
+    chunks = ["a", " <tool", f"{HERMES[5:20]}", f"{HERMES[20:]} b"]
+    assert shape(chunks) == "split-in-opener"
+
+
+def test_empty_chunks_split_nothing() -> None:
+    assert shape(["", f"a {HERMES}", ""]) == WHOLE
+
+
+# --- dialect from markup ---------------------------------------------------------------
+
+
+def test_dialect_at_names_the_block_an_offset_is_in() -> None:
+    text = f"a {HERMES} b <tools>[]</tools>"
+    assert dialect_at(text, 2) == "hermes"  # where the opener starts
+    assert dialect_at(text, 20) == "hermes"  # inside the body
+    assert dialect_at(text, len(f"a {HERMES} ")) == ""  # text after the block
+    assert dialect_at(text, len(text) - 3) == "tools_tag"
+    assert dialect_at(text, 0) == "" and dialect_at(text, None) == ""
+
+
+def test_dialect_at_knows_bare_json_at_message_start() -> None:
+    assert dialect_at('  {"name": "f"', 5) == "bare_json"
+
+
+def test_a_shared_marker_belongs_to_the_first_registered_dialect() -> None:
+    assert marker_dialect("<tool_call>") == "hermes"
+    assert marker_dialect("<|python_tag|>") == "python_tag"
+    assert marker_dialect("not a marker") == ""
+
+
+# --- kinds: each oracle says what went wrong in stable words ----------------------------
+
+
+def conservation_kind(*answers: list[str]) -> str:
+    script: list[list[Event]] = [[Text(t) for t in answer] for answer in answers]
+    (violation,) = conservation(run_trace(Scripted(*script), ["hello ", "world ", "again"]))
+    return violation.kind
+
+
+def test_conservation_kinds() -> None:
+    assert conservation_kind(["hello "], ["d "], ["again"], []) == "lost"
+    assert conservation_kind(["hello "], ["d ", "worl"], ["again"], []) == "reordered"
+    assert conservation_kind(["hello world"], [" "], ["again"], []) == "emitted early"
+    assert conservation_kind(["hello "], ["WORLD "], ["again"], []) == "altered"
+    assert conservation_kind(["hello "], ["hello world "], ["again"], []) == "duplicated"
+
+
+def test_lost_at_end_names_the_dialect_of_the_held_marker() -> None:
+    trace = run_trace(DropsPendingAtFinish(), ["hello ", "<tool"])
+    (violation,) = conservation(trace)
+    assert (violation.kind, violation.dialect) == ("lost at end", "")
+    full = run_trace(DropsPendingAtFinish(), ["hello ", '<tool_call>{"name": "f"'])
+    assert [v.kind for v in conservation(full)] in ([], ["lost at end"])
+
+
+def test_no_leak_reports_each_leaked_marker_once() -> None:
+    class Verbatim:
+        def feed(self, chunk: str) -> list[Event]:
+            return [Text(chunk)]
+
+        def finish(self) -> list[Event]:
+            return []
+
+    text = f"{HERMES} and {HERMES} and <tools>[]</tools>"
+    found = no_leak(run_trace(Verbatim(), [text]))
+    assert [(v.kind, v.dialect) for v in found] == [
+        ("<tool_call>", "hermes"),
+        ("<tools>", "tools_tag"),
+    ]
+    assert found[0].offset == 0
+
+
+def test_expected_reports_lost_text_and_a_missing_call_as_two() -> None:
+    second = WEATHER.replace("Paris", "Lyon")
+    first = ToolCall("get_weather", '{"city": "Paris"}', WEATHER, "hermes")
+    # The first call, then nothing: the second call and the text after it are lost.
+    trace = run_trace(
+        Scripted([Text("Look. "), first], [], []), ["Look. " + WEATHER, second + " Done."]
+    )
+    calls = [{"name": "get_weather", "arguments": {"city": c}} for c in ("Paris", "Lyon")]
+    found = expected(trace, {"text": "Look.  Done.", "calls": calls})
+    assert [(v.kind, v.dialect) for v in found] == [
+        ("missing Text", "hermes"),
+        ("missing ToolCall", "hermes"),
+    ]
+    three = [*calls, calls[1]]
+    kinds = [v.kind for v in expected(trace, {"calls": three})]
+    assert kinds == ["missing ToolCall"]  # two calls missing: one finding
+
+
+def test_expected_kinds_for_calls() -> None:
+    (wrong,) = expected(call_trace(), {"calls": [{"name": "get_time", "arguments": {}}]})
+    assert (wrong.kind, wrong.dialect) == ("ToolCall name differs", "tool_call_tag")
+    args = [{"name": "get_weather", "arguments": {"city": "Lyon"}}]
+    assert [v.kind for v in expected(call_trace(), {"calls": args})] == [
+        "ToolCall arguments differ"
+    ]
+    assert [v.kind for v in expected(call_trace(), {"calls": []})] == ["extra ToolCall"]
+    assert [v.kind for v in expected(call_trace(), {"reasoning": "hmm"})] == ["missing Reasoning"]
+
+
+def invariance_of(factory: type[ToyDetector], chunks: Sequence[str]) -> list[str]:
+    whole = run_trace(factory(), ["".join(chunks)])
+    verdict = check_trace(run_trace(factory(), chunks), whole=whole, checks=["invariance"])
+    return [f"{v.kind}/{v.dialect}" for v in verdict.violations]
+
+
+def test_invariance_kind_names_the_event_type_and_how_it_differs() -> None:
+    # The leaked marker swallows the call whether text comes before it or not: one kind.
+    # The toy detector names its format tool_call_tag: the whole run's block says so.
+    with_text = ["a <tool", f"{HERMES[5:]} b"]
+    assert invariance_of(MatchesPerChunk, with_text) == ["missing ToolCall/tool_call_tag"]
+    alone = ["<tool", f"{HERMES[5:]} b"]
+    assert invariance_of(MatchesPerChunk, alone) == ["missing ToolCall/tool_call_tag"]
+
+
+@pytest.mark.parametrize(
+    ("mine", "reference", "kind"),
+    [
+        ([Text("a")], [Text("a"), ToolCall("f", "{}")], "missing ToolCall"),
+        ([Text("a"), ToolCall("f", "{}")], [Text("a")], "extra ToolCall"),
+        ([Text("a <x> b")], [Text("a "), ToolCall("f", "{}"), Text(" b")], "missing ToolCall"),
+        ([Text("a "), ToolCall("f", "{}")], [Text("a b")], "extra ToolCall"),
+        ([Text("a")], [Text("a b")], "missing Text"),
+        ([Text("a c")], [Text("a b")], "Text differs"),
+        ([ToolCall("f", "{}")], [ToolCall("f", '{"k": 1}')], "ToolCall arguments differ"),
+        ([ToolCall("g", "{}")], [ToolCall("f", "{}")], "ToolCall name differs"),
+    ],
+)
+def test_difference_kinds(mine: list[Event], reference: list[Event], kind: str) -> None:
+    from tcr._verdict import difference_kind
+
+    def at(events: list[Event], index: int) -> Event | None:
+        return events[index] if index < len(events) else None
+
+    first = next(i for i in range(9) if at(mine, i) != at(reference, i))
+    found = difference_kind(
+        at(mine, first), at(reference, first), at(mine, first + 1), at(reference, first + 1)
+    )
+    assert found == kind
+
+
+def test_crash_kinds() -> None:
+    trace = run_trace(RaisesOnThirdChunk(), ["a", "b", "c"])
+    verdict = check_trace(trace, whole=None, checks=["crash"])
+    assert [v.kind for v in verdict.violations] == ["ValueError"]
+
+    class ReturnsNone:
+        def feed(self, chunk: str) -> list[Event]:
+            return None  # type: ignore[return-value]
+
+        def finish(self) -> list[Event]:
+            return []
+
+    bad = check_trace(run_trace(ReturnsNone(), ["a"]), whole=None, checks=["crash"])
+    assert [v.kind for v in bad.violations] == ["bad event"]
+
+
+def test_the_reference_names_the_exact_dialect_of_its_events() -> None:
+    body = "<tool_call><function=f><parameter=k>v</parameter></function></tool_call>"
+    trace: Trace = run_trace(StreamDetector(), [body])
+    call = trace.events[0]
+    assert isinstance(call, ToolCall) and call.format == "qwen3_coder"
+    found = expected(trace, {"calls": []})
+    assert [(v.kind, v.dialect) for v in found] == [("extra ToolCall", "qwen3_coder")]
+
+
+def test_signature_of_a_violation_takes_the_shape_of_its_input() -> None:
+    chunks = ["hello ", "<tool"]
+    (violation,) = conservation(run_trace(DropsPendingAtFinish(), chunks))
+    assert key(violation) == Signature("conservation", "lost at end")
+    assert str(signature(violation, chunks)) == "conservation/lost at end@split-at-marker-edge"
