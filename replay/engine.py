@@ -6,7 +6,13 @@ once and runs it whole; ``Replay.outcome(slot)`` replays one of the plan's slots
 returns the failing chunkings as found; ``Replay.shrink`` turns each into a
 ``Failure``. Finding and shrinking are apart so that ``--jobs`` (``jobs.py``) can
 find in several processes and shrink only the failures the merged report keeps:
-the first chunking to fail each check, as one process replaying in order keeps.
+the first chunking to show each signature key (check, kind, dialect: see
+``tcr.signature``), as one process replaying in order keeps.
+
+Shrinking keeps the signature (ARCHITECTURE.md §7.4): every chunking the search
+tries must show a violation with the same key, so a failure that needs a split
+never shrinks to ``whole``, and the shortest text for the pytest snippet must also
+keep the shape of the minimal chunking.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from tcr.judge import Judge
 from tcr.minimize import FLAKY, NotFailing, minimize_splits, minimize_text
 from tcr.oracle import CHECKS, Check, Violation
 from tcr.rechunk import Chunking, Strategy, splits_spec
+from tcr.signature import WHOLE, Signature, key, shape, signature
 from tcr.stream import Decoded, decode, decode_bytes
 
 from .model import Failure, InputError, Outcome, display_path
@@ -145,8 +152,8 @@ class Replay:
     ) -> tuple[Outcome, list[Found]]:
         """Replay the plan's ``slot``; ``runs=(first, last)``: only those runs of a random one.
 
-        The failures found are the first chunking to fail each check, in order;
-        content failures come back unshrunk (``shrink``), transport ones final.
+        The failures found are the first chunking to show each signature key, in
+        order; content failures come back unshrunk (``shrink``), transport ones final.
         """
         strategy = self.plan.slots[slot]
         recording = self.recording
@@ -174,7 +181,7 @@ class Replay:
     def _strategy(self, outcome: Outcome, chunkings: Iterable[Chunking[str]]) -> list[Found]:
         started = time.perf_counter()
         found: list[Found] = []
-        seen: set[str] = set()
+        seen: set[Signature] = set()
         ran: set[str] = set()
         for chunking in chunkings:
             try:  # warm_cold is a slot of its own: see _warm_cold
@@ -190,8 +197,8 @@ class Replay:
                 continue
             outcome.failing_runs += 1
             for violation in verdict.violations:
-                if violation.check not in seen:
-                    seen.add(violation.check)
+                if key(violation) not in seen:
+                    seen.add(key(violation))
                     found.append((chunking, violation))
             if self.plan.exitfirst:
                 break
@@ -216,46 +223,52 @@ class Replay:
         if not verdict.violations:
             return []
         outcome.failing_runs = 1
-        return [(Chunking("original", "original", tuple(chunks)), verdict.violations[0])]
+        original = Chunking("original", "original", tuple(chunks))
+        distinct = {key(v): v for v in reversed(verdict.violations)}  # the first of each
+        return [(original, v) for v in verdict.violations if distinct[key(v)] is v]
 
     # -- shrinking ---------------------------------------------------------------
 
-    def fails(self, check: Check) -> Callable[[Sequence[str]], bool]:
-        """Same text, another chunking: does ``check`` still fail?"""
-        return lambda chunks: self.violation_on(chunks, check) is not None
+    def fails(self, target: Signature) -> Callable[[Sequence[str]], bool]:
+        """Same text, another chunking: does it still show the signature key ``target``?"""
+        return lambda chunks: self.violation_on(chunks, target) is not None
 
-    def fails_shorter(self, check: Check) -> Callable[[Sequence[str]], bool]:
-        """Another text: the whole run is redone for it (no expectation applies)."""
+    def fails_shorter(self, target: Signature) -> Callable[[Sequence[str]], bool]:
+        """Another text: the whole run is redone for it (no expectation applies). It must
+        show ``target`` (key and shape): the snippet fails as the reproducer does."""
 
         def fails(chunks: Sequence[str]) -> bool:
+            if shape(chunks) != target.shape:
+                return False
             judge = Judge(
                 self.judge.factory,
                 "".join(chunks),
                 tools=self.tools,
-                checks=(check,),
+                checks=(Check(target.check),),
                 timeout=self.judge.timeout,
                 claim=self.judge.claim,
             )
-            return any(v.check == check for v in judge.verdict(chunks).violations)
+            return any(key(v) == target.key for v in judge.verdict(chunks).violations)
 
         return fails
 
     def shrink(self, chunking: Chunking[str], violation: Violation) -> Failure:
-        check = violation.check
+        target = key(violation)
         chunks: Sequence[str] = chunking.chunks
         if self.plan.minimize and len(chunks) > 1:
             try:
-                chunks = minimize_splits(chunks, self.fails(check), budget=MINIMIZE_BUDGET)
+                chunks = minimize_splits(chunks, self.fails(target), budget=MINIMIZE_BUDGET)
             except NotFailing:  # it failed a moment ago: the detector answers at random
                 flaky = replace(violation, message=f"{violation.message} ({FLAKY})")
                 return self._failure(chunking, flaky, chunking.chunks, chunking.chunks)
-        violation = self.violation_on(chunks, check) or violation
+        violation = self.violation_on(chunks, target) or violation
+        found = signature(violation, chunks)
         shortest: Sequence[str] = chunks
         # The reproducer keeps the recorded text; the pytest snippet needs only the
-        # content, so it gets the shortest text that still fails the same check.
-        if self.plan.minimize and check not in (Check.EXPECTED, Check.WARM_COLD):
+        # content, so it gets the shortest text that still fails with the same signature.
+        if self.plan.minimize and violation.check not in (Check.EXPECTED, Check.WARM_COLD):
             try:
-                shortest = minimize_text(chunks, self.fails_shorter(check), budget=MINIMIZE_BUDGET)
+                shortest = minimize_text(chunks, self.fails_shorter(found), budget=MINIMIZE_BUDGET)
             except ValueError:  # fails only on the whole text (e.g. needs the recorded context)
                 shortest = chunks
         return self._failure(chunking, violation, chunks, shortest)
@@ -268,6 +281,7 @@ class Replay:
         shortest: Sequence[str],
     ) -> Failure:
         splits = Chunking("splits", "min", tuple(chunks)).splits
+        found = signature(violation, chunks)
         return Failure(
             violation=violation,
             label=chunking.label,
@@ -275,15 +289,18 @@ class Replay:
             original_splits=len(chunking.chunks) - 1,
             chunks=tuple(shortest),
             reproducer=self.reproducer(splits, violation.check),
-            snippet=self.snippet(shortest, violation.check),
+            snippet=self.snippet(shortest, found),
+            signature=found,
         )
 
-    def violation_on(self, chunks: Sequence[str], check: Check) -> Violation | None:
+    def violation_on(self, chunks: Sequence[str], target: Signature) -> Violation | None:
+        """The violation of ``chunks`` with the signature key ``target``, if any."""
+        check = Check(target.check)
         if check is Check.WARM_COLD:
             found = self.judge.warm_cold(list(chunks)).violations
         else:
             found = self.judge.verdict(chunks, checks=(check,)).violations
-        return next((v for v in found if v.check == check), None)
+        return next((v for v in found if key(v) == target.key), None)
 
     def options(self) -> list[str]:
         args = self.plan.detector.options()
@@ -296,7 +313,8 @@ class Replay:
         cmd = ["tcr", "replay", self.path, "--rechunk", spec, *self.options(), "--check", check]
         return shlex.join(cmd)
 
-    def snippet(self, chunks: Sequence[str], check: Check) -> str:
+    def snippet(self, chunks: Sequence[str], found: Signature) -> str:
+        check = Check(found.check)
         checks = [str(check)]  # the name, as a pinned test spells it
         name = "test_" + "".join(c if c.isalnum() else "_" for c in f"{check}_regression")
         spec, command = self.plan.detector.spec, self.plan.detector.command
@@ -317,7 +335,7 @@ class Replay:
         return (
             f"{imports}\n\n"
             f"def {name}() -> None:\n"
-            f"    # shrunk by tcr replay from {self.path}\n"
+            f"    # shrunk by tcr replay from {self.path}; fails as {found}\n"
             f"    chunks = {list(chunks)!r}\n"
             f"    verdict = check_chunks(chunks{detector}{tools}, checks={checks!r}{expect})\n"
             "    assert verdict.ok, verdict.violations\n"
@@ -345,15 +363,17 @@ class Replay:
                 message = (
                     f"decoding changed under {chunking.label}: {differs} differs" if differs else ""
                 )
+                what = f"{differs} differs"
             except TcrError as error:
                 message = f"decoding failed under {chunking.label}: {error}"
+                what = "decoding failed"
             if not message:
                 continue
             outcome.failing_runs += 1
             if not outcome.failures:
                 spec = splits_spec(chunking.splits) if chunking.splits else "whole"
                 cmd = ["tcr", "replay", outcome.path, "--layer", "transport", "--rechunk", spec]
-                violation = Violation(Check.TRANSPORT, message, None, None, "")
+                violation = Violation(Check.TRANSPORT, message, None, None, "", what)
                 outcome.failures.append(
                     Failure(
                         violation,
@@ -363,11 +383,17 @@ class Replay:
                         (),
                         shlex.join(cmd),
                         "",
+                        Signature(Check.TRANSPORT, what, shape=_byte_shape(chunking.splits)),
                     )
                 )
             if plan.exitfirst:
                 break
         outcome.seconds = time.perf_counter() - started
+
+
+def _byte_shape(splits: Sequence[int]) -> str:
+    """Transport splits cut bytes, not markup: only whether one is needed is told apart."""
+    return "split-in-bytes" if splits else WHOLE
 
 
 def _decoded_fields(decoded: Decoded) -> dict[str, object]:

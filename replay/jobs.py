@@ -9,8 +9,8 @@ handed out largest first, so the last to finish are small.
 
 A task finds failures but does not shrink them. Once every task of a recording is
 back, its parts are merged as one process replaying in order would have built them
-(counts added, the first failing chunking per check kept, stopping at a detector
-error) and only the kept failures are shrunk, each as a task of its own. The
+(counts added, the first failing chunking per signature key kept, stopping at a
+detector error) and only the kept failures are shrunk, each as a task of its own. The
 report is the one ``--jobs 1`` gives, in the same order.
 
 Each worker unpickles the plan once; a ``--detector-cmd`` factory then starts one
@@ -32,6 +32,7 @@ from pathlib import Path
 from tcr._runtime.pool import pickled_for_workers, pool_context, process_pool
 from tcr.oracle import CHECKS, Violation
 from tcr.rechunk import Chunking, Strategy
+from tcr.signature import key
 from tcr.stdio import CommandFactory
 
 from .engine import Found, Plan, Replay, load
@@ -199,8 +200,8 @@ def _add(into: _Merged, outcome: Outcome, found: list[Found]) -> None:
     total.error = outcome.error
     failed = {f.violation.check for f in total.failures}
     total.failures += [f for f in outcome.failures if f.violation.check not in failed]
-    kept = {violation.check for _, violation in into.found}
-    into.found += [(c, v) for c, v in found if v.check not in kept]
+    kept = {key(violation) for _, violation in into.found}
+    into.found += [(c, v) for c, v in found if key(v) not in kept]
     ran = {*total.checks, *outcome.checks}
     total.checks = tuple(
         dict.fromkeys(c for c in (*CHECKS, *total.checks, *outcome.checks) if c in ran)

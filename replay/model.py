@@ -1,4 +1,5 @@
-"""What a replay found: one ``Outcome`` per recording x strategy, gathered in a ``Report``."""
+"""What a replay found: one ``Outcome`` per recording x strategy, gathered in a ``Report``,
+which also groups the failures by signature across the run (``Report.findings``)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ from typing import Any
 from tcr.claims import EVERYTHING, Claim
 from tcr.errors import EXIT_ERROR, EXIT_OK
 from tcr.oracle import Check, Violation
+from tcr.signature import Signature
 
-__all__ = ["Failure", "InputError", "Outcome", "Report"]
+__all__ = ["Failure", "FindingGroup", "InputError", "Outcome", "Report"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,10 +26,15 @@ class Failure:
     chunks: tuple[str, ...]  # shortest failing input found (text-only recordings), else the splits
     reproducer: str  # one shell line
     snippet: str  # a pytest test that pins it
+    signature: Signature  # what it is: both the reproducer and the snippet show it
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "check": self.violation.check,
+            "signature": str(self.signature),
+            "kind": self.violation.kind,
+            "dialect": self.violation.dialect,
+            "shape": self.signature.shape,
             "message": self.violation.message,
             "chunk": self.violation.chunk,
             "offset": self.violation.offset,
@@ -95,6 +102,41 @@ class Outcome:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class FindingGroup:
+    """One distinct finding of a run: every failure with its signature, first found first."""
+
+    signature: Signature
+    failures: tuple[tuple[Outcome, Failure], ...]
+
+    @property
+    def first(self) -> tuple[Outcome, Failure]:
+        return self.failures[0]
+
+    @property
+    def recordings(self) -> int:
+        return len({o.path for o, _ in self.failures})
+
+    @property
+    def strategies(self) -> int:
+        return len({o.strategy for o, _ in self.failures})
+
+    def to_dict(self) -> dict[str, Any]:
+        outcome, failure = self.first
+        return {
+            "signature": str(self.signature),
+            "check": self.signature.check,
+            "kind": self.signature.kind,
+            "dialect": self.signature.dialect,
+            "shape": self.signature.shape,
+            "failures": len(self.failures),
+            "recordings": self.recordings,
+            "strategies": self.strategies,
+            "first": {"path": outcome.path, "strategy": outcome.strategy},
+            "reproducer": failure.reproducer,
+        }
+
+
 @dataclass(slots=True)
 class Report:
     outcomes: list[Outcome] = field(default_factory=list)
@@ -125,6 +167,14 @@ class Report:
         return [(o, f) for o in self.outcomes for f in o.failures]
 
     @property
+    def findings(self) -> list[FindingGroup]:
+        """The failures grouped by signature, in the order each was first found."""
+        groups: dict[Signature, list[tuple[Outcome, Failure]]] = {}
+        for outcome, failure in self.failures:
+            groups.setdefault(failure.signature, []).append((outcome, failure))
+        return [FindingGroup(sig, tuple(group)) for sig, group in groups.items()]
+
+    @property
     def exit_code(self) -> int:
         """2 when an input could not be used (or the detector crashed), else 1 on a violation."""
         if self.errors or any(o.error for o in self.outcomes):
@@ -145,6 +195,7 @@ class Report:
                 for (check, why), count in self.not_judged.items()
             ],
             "errors": [{"path": e.path, "message": e.message} for e in self.errors],
+            "findings": [g.to_dict() for g in self.findings],
             "outcomes": [o.to_dict() for o in self.outcomes],
         }
 

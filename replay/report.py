@@ -17,7 +17,7 @@ from tcr._runtime import junit
 from tcr._runtime.report_files import write_sarif_log
 from tcr.oracle import Check
 
-from .model import Failure, Outcome, Report
+from .model import Failure, FindingGroup, Outcome, Report
 
 __all__ = [
     "render",
@@ -30,7 +30,8 @@ __all__ = [
 
 
 def render(report: Report, console: Console) -> None:
-    """The summary table (recording x strategy), then each failure with its reproducer."""
+    """The summary table (recording x strategy), then each distinct finding (signature) once,
+    in full with its reproducer, and where else it showed."""
     table = Table(title="tcr replay", title_justify="left", show_lines=False)
     table.add_column("recording", overflow="fold")
     table.add_column("strategy")
@@ -56,35 +57,61 @@ def render(report: Report, console: Console) -> None:
     for error in report.errors:
         message = error.message if error.path in error.message else f"{error.path}: {error.message}"
         console.print(f"[bold red]error[/] {escape(message)}", soft_wrap=True, highlight=False)
-    # The same shrunk failure usually turns up under several strategies: show it once.
-    groups: dict[tuple[str, str, tuple[int, ...]], list[tuple[Outcome, Failure]]] = {}
-    for outcome, failure in report.failures:
-        key = (outcome.path, failure.violation.check, failure.splits)
-        groups.setdefault(key, []).append((outcome, failure))
-    for group in groups.values():
-        outcome, failure = group[0]
-        _render_failure(console, outcome, failure, [o.strategy for o, _ in group[1:]])
+    # The same finding usually turns up under several strategies and recordings: each
+    # distinct signature is shown once, in full, with where else it showed.
+    findings = report.findings
+    for group in findings:
+        _render_group(console, group)
     verdict = {0: "[green]all checks pass[/]", 1: "[red]violations found[/]"}.get(
         report.exit_code, "[red]some inputs could not be replayed[/]"
     )
     n = report.recordings
+    distinct = f", {_plural(len(findings), 'distinct finding')}" if findings else ""
     console.print(f"\njudged against the claim: {escape(str(report.claim))}", highlight=False)
     for (check, why), count in report.not_judged.items():
         plural = "s" if count != 1 else ""
         console.print(f"{count} recording{plural}: {check} not judged ({escape(why)})")
     console.print(
         f"{n} recording{'s' if n != 1 else ''}, {len(report.outcomes)} strategy runs, "
-        f"{report.chars:,} characters in {report.seconds:.2f}s: {verdict}"
+        f"{report.chars:,} characters in {report.seconds:.2f}s{distinct}: {verdict}"
         + (" (stopped at the first failure)" if report.stopped_early else "")
     )
 
 
-def _render_failure(console: Console, outcome: Outcome, failure: Failure, also: list[str]) -> None:
+def _plural(n: int, word: str) -> str:
+    if n == 1:
+        return f"{n} {word}"
+    return f"{n} {word[:-1]}ies" if word.endswith("y") else f"{n} {word}s"
+
+
+ALSO_SHOWN = 4  # other places a finding showed, listed by name; the rest are counted
+
+
+def _render_group(console: Console, group: FindingGroup) -> None:
+    outcome, failure = group.first
+    console.print()
+    console.print(
+        f"[bold red]{escape(str(group.signature))}[/]: "
+        f"{_plural(group.recordings, 'recording')}, {_plural(group.strategies, 'strategy')}",
+        highlight=False,
+    )
+    _render_failure(console, outcome, failure)
+    others: dict[str, list[str]] = {}
+    for o, _ in group.failures[1:]:
+        others.setdefault(o.path, []).append(o.strategy)
+    lines = [f"{path} under {', '.join(s)}" for path, s in others.items()]
+    if lines:
+        more = len(lines) - ALSO_SHOWN
+        shown = lines[:ALSO_SHOWN]
+        shown += [f"and {_plural(more, 'more recording')}"] if more > 0 else []
+        console.print("  also: " + escape("; ".join(shown)), soft_wrap=True, highlight=False)
+
+
+def _render_failure(console: Console, outcome: Outcome, failure: Failure) -> None:
     v = failure.violation
     under = outcome.strategy
     if failure.label != outcome.strategy:
         under += f" ({failure.label})"
-    console.print()
     console.print(
         f"[bold red]{v.check}[/] in {escape(outcome.path)} under {escape(under)}: "
         f"{escape(v.message)}"
@@ -101,8 +128,6 @@ def _render_failure(console: Console, outcome: Outcome, failure: Failure, also: 
         console.print("  pin it as a regression test:")
         for line in failure.snippet.rstrip().splitlines():
             console.print(f"    {escape(line)}", soft_wrap=True, highlight=False)
-    if also:
-        console.print(f"  (the same shrunk failure under {', '.join(also)})")
 
 
 def to_json(report: Report) -> str:
@@ -125,7 +150,9 @@ def _junit_case(o: Outcome) -> junit.Case:
         return replace(case, outcome=junit.Outcome.ERROR, message=o.error, kind="detector")
     if o.failures:
         first = o.failures[0].violation
-        details = "\n\n".join(f"{f.violation}\nreproduce: {f.reproducer}" for f in o.failures)
+        details = "\n\n".join(
+            f"{f.signature}: {f.violation}\nreproduce: {f.reproducer}" for f in o.failures
+        )
         return replace(
             case,
             outcome=junit.Outcome.FAILURE,
@@ -182,6 +209,7 @@ def _failure_result(outcome: Outcome, failure: Failure) -> sarif.Result:
             "recording": outcome.recording,
             "strategy": outcome.strategy,
             "chunking": failure.label,
+            "signature": str(failure.signature),
             "splits": list(failure.splits),
             "excerpt": v.excerpt,
             "reproducer": failure.reproducer,
