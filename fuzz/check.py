@@ -9,12 +9,13 @@ holdback follow the detector's claim (``Judge(claim=…)``): its markers only.
 from __future__ import annotations
 
 import zlib
+from collections.abc import Collection
 
 from tcr.claims import EVERYTHING, Claim
 from tcr.detector.loader import Factory
 from tcr.errors import FactoryError
 from tcr.judge import Judge
-from tcr.oracle import CHECKS, TRACE_CHECKS, Violation
+from tcr.oracle import CHECKS, TRACE_CHECKS, Check, Violation
 
 from .model import Case
 
@@ -50,16 +51,18 @@ class CaseChecker:
         self.timeout = timeout  # seconds per message run: see tcr.time_limit
         self.claim = claim or EVERYTHING  # what it speaks: no_leak and holdback follow it
 
-    def check(self, case: Case) -> list[Violation]:
-        """Every violation of every oracle, in the order of ``tcr.oracle.CHECKS``."""
+    def check(self, case: Case, checks: Collection[Check] | None = None) -> list[Violation]:
+        """Every violation of every oracle (``checks``: of those only), in the order of
+        ``tcr.oracle.CHECKS``."""
         text = case.text
         expectation = None if case.truth is None else case.truth.expectation()
+        wanted = CHECKS if checks is None else checks
         judge = Judge(
             self.factory,
             text,
             tools=case.tools,
             expectation=expectation,
-            checks=TRACE_CHECKS,
+            checks=[c for c in TRACE_CHECKS if c in wanted],
             timeout=self.timeout,
             claim=self.claim,
             expectation_for=self.claim,  # the ground truth is made for the claim
@@ -70,7 +73,8 @@ class CaseChecker:
             trace = whole if len(case.chunks) <= 1 else judge.trace(case.chunks)
             verdict = judge.judge_trace(trace)
             found = list(verdict.violations)
-            if trace.crash is None and _samples_warm_cold(text):  # not in TRACE_CHECKS
+            warm_cold = Check.WARM_COLD in wanted and _samples_warm_cold(text)
+            if trace.crash is None and warm_cold:  # not in TRACE_CHECKS
                 found += judge.warm_cold([text] if text else []).violations
         except FactoryError as error:
             raise FactoryFailed(str(error)) from error

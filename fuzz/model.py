@@ -9,6 +9,7 @@ from tcr.claims import EVERYTHING, Claim
 from tcr.errors import EXIT_OK
 from tcr.oracle import Check, Violation
 from tcr.rechunk import Chunking, splits_spec
+from tcr.signature import Signature
 
 from .truth import Truth
 
@@ -19,8 +20,9 @@ __all__ = ["Case", "Finding", "FuzzReport"]
 class Case:
     """One chunked message for a detector, with its ground truth when it is known.
 
-    ``truth`` is ``None`` after a mutation that breaks a block: then only the
-    oracles that need no truth judge it (conservation, invariance, no leak,
+    ``truth`` is ``None`` after a mutation that breaks a block, or once shrinking
+    cut a finding's text (``runner._shortest``): then only the oracles that need no
+    truth judge it (conservation, invariance, no leak,
     holdback, warm equals cold, crash).
     """
 
@@ -45,16 +47,19 @@ class Case:
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    """The first failure of a run, shrunk, saved, and the commands that reproduce it."""
+    """One distinct failure of a run (one signature), shrunk, saved, and the commands that
+    reproduce it."""
 
-    violation: Violation  # the first violation of the shrunk case
-    violations: tuple[Violation, ...]  # all of them
+    violation: Violation  # the violation with this finding's signature, on the shrunk case
+    violations: tuple[Violation, ...]  # it, then the shrunk case's others
     case: Case  # shrunk
-    found_after: int  # examples run when it was found (this one included; by every job)
+    found_after: int  # examples run when it was found (this one included; by its job)
     seconds_to_find: float
     shrink_seconds: float
     original_length: int  # characters of the case as first found
     original_splits: int
+    signature: Signature  # of its violation on the shrunk case
+    count: int = 1  # examples that showed its signature key, over the whole search
     saved: Path | None = None
     replay_command: str = ""
     tui_command: str = ""
@@ -77,8 +82,10 @@ class FuzzReport:
     search_seconds: float = 0.0  # until the first failure, or the end of the search
     recordings: int = 0  # recordings mutated
     skipped: list[str] = field(default_factory=list)  # recordings not mutated, and why
-    finding: Finding | None = None
-    stopped: str = ""  # "budget", "max_examples" or "failure" ("stopped": by another job's failure)
+    findings: list[Finding] = field(default_factory=list)  # one per signature, in found order
+    # "budget", "max_examples", "max_findings" or "failure" (-x: the first finding);
+    # "stopped": by another job's finding
+    stopped: str = ""
     shard: tuple[int, int] | None = None  # (k, n): the k-th of n shares of the search
     jobs: int = 1  # processes
     claim: Claim = EVERYTHING  # what the detector was judged against
@@ -92,6 +99,11 @@ class FuzzReport:
         return self.examples / self.search_seconds if self.search_seconds > 0 else 0.0
 
     @property
+    def finding(self) -> Finding | None:
+        """The first finding, if any."""
+        return self.findings[0] if self.findings else None
+
+    @property
     def exit_code(self) -> int:
         """0 no violation, 1 a violation, 2 the detector crashed (an unusable input, as replay)."""
-        return EXIT_OK if self.finding is None else self.finding.check.exit_code
+        return max((f.check.exit_code for f in self.findings), default=EXIT_OK)

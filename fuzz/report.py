@@ -28,7 +28,10 @@ def _plural(n: int, word: str) -> str:
 def describe_truth(truth: Truth | None) -> str:
     """One line: what a correct detector makes of the case."""
     if truth is None:
-        return "unknown (a mutation broke a block: only the oracles that need none ran)"
+        return (
+            "unknown (a mutation broke a block, or shrinking cut the text: only the oracles "
+            "that need none ran)"
+        )
     calls = ", ".join(
         f"{c.name}({json.dumps(dict(c.arguments), ensure_ascii=False)})" for c in truth.calls
     )
@@ -36,7 +39,8 @@ def describe_truth(truth: Truth | None) -> str:
 
 
 def render(report: FuzzReport, console: Console) -> None:
-    """The summary line, and the shrunk failure with the commands that reproduce it."""
+    """The summary line, then each distinct finding once: its signature, how many examples
+    showed it, and the shrunk case with the commands that reproduce it."""
     limits = []
     if report.budget_s is not None:
         limits.append(f"budget {report.budget_s:g} s")
@@ -59,10 +63,17 @@ def render(report: FuzzReport, console: Console) -> None:
         f"{report.mutated:,} mutated) in {report.search_seconds:.1f} s, {rate}",
         highlight=False,
     )
-    if report.finding is None:
+    if not report.findings:
         console.print("[green]no violation[/]")
         return
-    _render_finding(report.finding, console)
+    n = len(report.findings)
+    why = {"failure": " (stopped at the first, -x)", "max_findings": " (stopped: --max-findings)"}
+    console.print(
+        f"[bold red]{_plural(n, 'distinct finding')}[/]{why.get(report.stopped, '')}",
+        highlight=False,
+    )
+    for finding in report.findings:
+        _render_finding(finding, console)
 
 
 def _scale_out(report: FuzzReport) -> list[str]:
@@ -78,7 +89,12 @@ def _scale_out(report: FuzzReport) -> list[str]:
 def _render_finding(finding: Finding, console: Console) -> None:
     case, v = finding.case, finding.violation
     console.print(
-        f"\n[bold red]{v.check}[/] violated after {_plural(finding.found_after, 'example')} "
+        f"\n[bold red]{escape(str(finding.signature))}[/]: "
+        f"{_plural(finding.count, 'example')} showed it",
+        highlight=False,
+    )
+    console.print(
+        f"[bold red]{v.check}[/] violated after {_plural(finding.found_after, 'example')} "
         f"({finding.seconds_to_find:.2f} s); shrunk in {finding.shrink_seconds:.2f} s from "
         f"{finding.original_length} to {_plural(len(case.text), 'character')} and from "
         f"{finding.original_splits} to {_plural(len(case.splits), 'split point')}",
@@ -103,10 +119,10 @@ def _render_finding(finding: Finding, console: Console) -> None:
 
 def write_junit(report: FuzzReport, path: str | Path) -> None:
     """One test case for generated messages and one for mutated recordings."""
-    finding = report.finding
-    failed_in = None
-    if finding is not None:
-        failed_in = "mutated" if finding.case.origin.startswith("mutated") else "generated"
+    by_kind: dict[str, list[Finding]] = {}
+    for finding in report.findings:
+        kind = "mutated" if finding.case.origin.startswith("mutated") else "generated"
+        by_kind.setdefault(kind, []).append(finding)
     kinds = [("generated", report.generated)]
     if report.recordings:
         kinds.append(("mutated", report.mutated))
@@ -121,13 +137,17 @@ def write_junit(report: FuzzReport, path: str | Path) -> None:
     cases = []
     for kind, examples in kinds:
         case = junit.Case(classname, f"{kind} ({examples} examples)", report.search_seconds)
-        if finding is not None and kind == failed_in:
+        found = by_kind.get(kind)
+        if found:
+            first = found[0]
+            errors = any(f.check.is_error for f in found)
+            more = f" (and {_plural(len(found) - 1, 'other finding')})" if len(found) > 1 else ""
             case = replace(
                 case,
-                outcome=junit.Outcome.ERROR if finding.check.is_error else junit.Outcome.FAILURE,
-                message=f"{finding.check}: {finding.violation.message}",
-                kind=finding.check,
-                text=_junit_details(finding),
+                outcome=junit.Outcome.ERROR if errors else junit.Outcome.FAILURE,
+                message=f"{first.signature}: {first.violation.message}{more}",
+                kind=first.check,
+                text="\n\n".join(_junit_details(f) for f in found),
             )
         cases.append(case)
     junit.write_suite(path, "tcr fuzz", cases, seconds=report.seconds, properties=properties)
@@ -136,6 +156,7 @@ def write_junit(report: FuzzReport, path: str | Path) -> None:
 def _junit_details(finding: Finding) -> str:
     return "\n".join(
         [
+            f"{finding.signature} ({_plural(finding.count, 'example')})",
             str(finding.violation),
             f"case: {finding.case.origin}",
             f"chunks: {list(finding.case.chunks)!r}",
@@ -148,10 +169,11 @@ def _junit_details(finding: Finding) -> str:
 
 
 def sarif_results(report: FuzzReport) -> list[sarif.Result]:
-    """The finding, if any, located at its saved recording."""
-    finding = report.finding
-    if finding is None:
-        return []
+    """One result per finding, located at its saved recording."""
+    return [_sarif_result(report, finding) for finding in report.findings]
+
+
+def _sarif_result(report: FuzzReport, finding: Finding) -> sarif.Result:
     case, v = finding.case, finding.violation
     kind = "mutated" if case.origin.startswith("mutated") else "generated"
     where = f" (chunk {v.chunk}, offset {v.offset}: {v.excerpt})" if v.excerpt else ""
@@ -170,24 +192,24 @@ def sarif_results(report: FuzzReport) -> list[sarif.Result]:
         "chunks": list(case.chunks),
         "ground_truth": describe_truth(case.truth),
         "also": [str(other) for other in finding.violations[1:]],
+        "signature": str(finding.signature),
+        "count": finding.count,
     }
     if finding.saved is not None:
         properties |= {"reproducer": finding.replay_command, "step_through": finding.tui_command}
-    return [
-        sarif.Result(
-            v.check,
-            message,
-            None if finding.saved is None else str(finding.saved),
-            ("fuzz", report.detector, v.check, json.dumps(list(case.chunks), ensure_ascii=False)),
-            chunk=v.chunk,
-            offset=v.offset,
-            properties=properties,
-        )
-    ]
+    return sarif.Result(
+        v.check,
+        message,
+        None if finding.saved is None else str(finding.saved),
+        ("fuzz", report.detector, v.check, json.dumps(list(case.chunks), ensure_ascii=False)),
+        chunk=v.chunk,
+        offset=v.offset,
+        properties=properties,
+    )
 
 
 def to_sarif(report: FuzzReport, *, root: Path | None = None) -> dict[str, Any]:
-    """The run as a SARIF 2.1.0 log: no result, or the finding; recordings left out as notes."""
+    """The run as a SARIF 2.1.0 log: a result per finding; recordings left out as notes."""
     properties: dict[str, Any] = {
         "detector": report.detector,
         "seed": report.seed,

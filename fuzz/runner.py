@@ -1,17 +1,26 @@
-"""``run()``: generated and mutated cases against every oracle, until a failure or the budget.
+"""``run()``: generated and mutated cases against every oracle, until the budget.
 
 The search runs as a sequence of Hypothesis runs ("batches") of at most
 ``BATCH`` examples, each with its own seed derived from ``seed``: the same
 seed gives the same sequence of examples, and the budget only decides how far
 along it a run gets. A batch that goes over the budget is stopped from inside
-the test by a private ``BaseException``, which Hypothesis does not catch. The
-first failure stops the search; Hypothesis shrinks it (the budget does not cut
-shrinking short, ``SHRINK_SECONDS`` does), the split points are then cut to a
-1-minimal set by delta debugging, and the case is saved as a recording.
+the test by a private ``BaseException``, which Hypothesis does not catch.
+
+Every distinct finding is kept (ARCHITECTURE.md §7.4). A failing example whose
+violations all have signature keys (check, kind, dialect: ``tcr.signature``)
+seen before only counts toward them. One with a new key is a new finding:
+Hypothesis shrinks it while it keeps that key (the budget does not cut
+shrinking short, ``SHRINK_SECONDS`` does), delta debugging cuts its split
+points to a 1-minimal set that keeps it too, and the batch is run again from
+its seed: its examples up to the finding are replayed without being counted
+again (they fail only in known ways now) and the search goes on past it. So
+the same seed gives the same findings. ``exitfirst`` stops at the first
+finding, ``max_findings`` after that many; each is saved as a recording.
 
 ``shard`` runs one deterministic share of the batches and ``jobs`` spreads them
 over processes (``.schedule`` says which batch runs where, ``.pool`` how the
-workers share a stop flag); a worker that finds a failure shrinks it itself.
+workers share a stop flag); each worker shrinks its own findings and the
+merged report keeps one per signature key, with the counts added.
 """
 
 from __future__ import annotations
@@ -30,9 +39,10 @@ from tcr._runtime.pool import pickled_for_workers
 from tcr.claims import Claim
 from tcr.detector.loader import REFERENCE, DetectorSpec, Factory, resolve_detector
 from tcr.errors import TcrError
-from tcr.minimize import FLAKY, NotFailing, minimize_splits
-from tcr.oracle import Violation
+from tcr.minimize import FLAKY, NotFailing, minimize_splits, minimize_text
+from tcr.oracle import Check, Violation
 from tcr.shard import check_shard
+from tcr.signature import Signature, key, signature
 from tcr.time_limit import check_timeout
 
 from .check import CaseChecker, FactoryFailed
@@ -68,7 +78,7 @@ class _OutOfTime(BaseException):
 
 
 class _Failed(Exception):
-    """The case fails a check: what Hypothesis shrinks."""
+    """The case shows the signature key being shrunk: what Hypothesis shrinks."""
 
     def __init__(self, case: Case, violations: list[Violation]) -> None:
         super().__init__(violations[0].check)
@@ -114,10 +124,14 @@ def _always() -> bool:
 
 
 class _Search:
-    """Counts examples, watches the clock, and keeps the smallest failure seen.
+    """Counts examples and signatures, watches the clock, and shrinks each new finding.
 
-    In a worker process ``stopped`` says another worker found a failure, and
-    ``claim`` stops the others when this one finds the first.
+    While generating, ``target`` is ``None``; the first example with a signature
+    key not in ``known`` makes it that key, and Hypothesis then shrinks the
+    examples that show it. ``position`` counts a pass's examples, so that a
+    batch run again after a finding counts only the examples past
+    ``counted_upto``. In a worker process ``stopped`` says the run was stopped,
+    and ``claim`` (with ``exitfirst``) stops the others at this one's finding.
     """
 
     def __init__(
@@ -134,38 +148,85 @@ class _Search:
         self.started = started
         self.stopped = stopped
         self.claim = claim
-        self.examples = 0  # examples run before the first failure (it included)
-        self.first_failure: float | None = None
+        self.examples = 0  # examples of this batch counted so far
+        self.counts: dict[Signature, int] = {}  # signature key -> examples that showed it
+        self.known: set[Signature] = set()  # keys already found (and shrunk)
+        self.target: Signature | None = None  # the key being shrunk
+        self.position = 0  # examples of this pass of the batch
+        self.counted_upto = 0  # examples of this batch already counted by an earlier pass
+        self.found_at = 0  # ``position`` of the example that showed ``target``
+        self.first_failure: float | None = None  # when ``target`` was found
+        self.shrink_seconds = 0.0  # time spent shrinking, over the whole search
         self.original: Case | None = None
         self.best: tuple[Case, list[Violation]] | None = None
+        # This batch's failing examples and their keys: a pass run again after a finding
+        # replays them, and needs no detector run to see that they hold nothing new.
+        self.replayed: dict[bytes, tuple[Signature, ...]] = {}
 
     def test(self, data: bytes) -> None:
         now = time.perf_counter()
-        if self.first_failure is None:
-            if now > self.deadline or self.stopped():
+        fresh = False
+        if self.target is None:
+            self.position += 1
+            fresh = self.position > self.counted_upto
+            if fresh and (now > self.deadline or self.stopped()):
                 raise _OutOfTime
-            self.examples += 1
-        elif now > self.first_failure + SHRINK_SECONDS:
+            self.examples += fresh
+        elif self.first_failure is not None and now > self.first_failure + SHRINK_SECONDS:
             raise _OutOfTime
+        if not fresh and self.target is None:
+            known = self.replayed.get(data)
+            if known is not None and all(k in self.known for k in known):
+                return
         case = self.decode(data)
-        violations = self.checker.check(case)
+        # While shrinking only the finding's own check matters: the others are not run.
+        only = None if self.target is None else [Check(self.target.check)]
+        violations = self.checker.check(case, only)
+        if fresh:
+            self.replayed[data] = tuple(dict.fromkeys(key(v) for v in violations))
         if not violations:
             return
-        if self.first_failure is None:
-            if not self.claim():  # another worker found a failure first: it reports one
+        keys = list(dict.fromkeys(key(v) for v in violations))
+        if self.target is None:
+            for found in keys if fresh else ():
+                self.counts[found] = self.counts.get(found, 0) + 1
+            new = next((k for k in keys if k not in self.known), None)
+            if new is None:
+                return
+            if not self.claim():  # another worker's finding stopped the run (exitfirst)
                 raise _OutOfTime
+            self.target, self.found_at = new, self.position
             self.first_failure, self.original = time.perf_counter(), case
+        elif self.target not in keys:
+            return  # shrinking keeps the signature: another failure is not this finding
         if self.best is None or _size(case) < _size(self.best[0]):
             self.best = case, violations
         raise _Failed(case, violations)
+
+    def found(self) -> None:
+        """The finding is recorded: back to generating, past the example that showed it."""
+        assert self.target is not None and self.first_failure is not None
+        self.known.add(self.target)
+        self.counted_upto = max(self.counted_upto, self.found_at)
+        self.shrink_seconds += time.perf_counter() - self.first_failure
+        self.target, self.best, self.original, self.first_failure = None, None, None, None
 
 
 def _size(case: Case) -> tuple[int, int]:
     return len(case.text), len(case.chunks)
 
 
-def _run_batch(strategy: st.SearchStrategy[bytes], search: _Search, seed: int, limit: int) -> None:
-    """One Hypothesis run; a failure is left in ``search.best`` (as Hypothesis shrank it)."""
+def _run_batch(
+    strategy: st.SearchStrategy[bytes],
+    search: _Search,
+    seed: int,
+    limit: int,
+    on_finding: Callable[[], bool],
+) -> None:
+    """One batch: Hypothesis runs, the batch again after each finding until none is new.
+
+    ``on_finding`` records ``search``'s finding and says whether the search goes on.
+    """
 
     @settings(
         database=None,
@@ -183,17 +244,23 @@ def _run_batch(strategy: st.SearchStrategy[bytes], search: _Search, seed: int, l
     def fuzz(data: bytes) -> None:
         search.test(data)
 
-    try:
-        fuzz()
-    except _Failed as failure:  # Hypothesis replays the shrunk case last
-        search.best = failure.case, failure.violations
-    except _OutOfTime:
-        pass
-    except TcrError:
-        raise
-    except Exception:  # Hypothesis gave up on a flaky detector: keep the best case seen
-        if search.best is None:
+    search.examples = search.counted_upto = 0
+    search.replayed.clear()
+    while True:
+        search.position = 0
+        try:
+            fuzz()
+        except _Failed as failure:  # Hypothesis replays the shrunk case last
+            search.best = failure.case, failure.violations
+        except _OutOfTime:
+            pass
+        except TcrError:
             raise
+        except Exception:  # Hypothesis gave up on a flaky detector: keep the best case seen
+            if search.best is None:
+                raise
+        if search.target is None or not on_finding():
+            return
 
 
 # --- the run ----------------------------------------------------------------------------
@@ -206,6 +273,8 @@ class _Plan:
     claim: Claim  # what the detector is judged against: generation, seeds and checks follow it
     seeds: list[Seed]
     timeout: float | None = None  # seconds per message run: see tcr.time_limit
+    exitfirst: bool = False  # stop at the first finding
+    max_findings: int | None = None  # stop after this many distinct findings
 
 
 def run(
@@ -224,8 +293,10 @@ def run(
     shard: tuple[int, int] | None = None,
     jobs: int = 1,
     timeout: float | None = None,
+    exitfirst: bool = False,
+    max_findings: int | None = None,
 ) -> FuzzReport:
-    """Fuzz a detector with generated messages and mutated recordings; stop at the first failure.
+    """Fuzz a detector with generated messages and mutated recordings; every distinct finding.
 
     The detector is judged against its claim (``tcr.claims``): ``dialects`` (``--dialect``;
     ``formats`` is its older name) and ``empty_tools`` put over ``claim``, else over the
@@ -235,23 +306,28 @@ def run(
     reference detector is restricted to the claim (``StreamDetector(dialects=…)``).
 
     ``budget_s`` bounds the search in seconds, ``max_examples`` in examples (at
-    least one of them; default: 60 s). ``corpus``: recordings to mutate (files or
-    directories; default the bundled corpora, ``[]`` none). ``save``: where the
-    failure is saved as a recording (``None``: not saved). ``shard=(k, n)`` runs
-    the k-th of n deterministic shares of the search (1 <= k <= n; ``max_examples``
-    counts the whole search, so the n shards together run it exactly once).
-    ``jobs`` > 1 spreads the search over that many processes: the counts are
-    summed, the budget is the wall time of the run, and the first failure stops
-    every worker; as with ``tcr.replay.run``, the workers are fresh processes that
-    import the detector factory by name. ``timeout``: seconds one run of one
-    message may take in an in-process detector (None: no limit). Raises
-    ``TcrError`` for unusable options and a worker that dies; a detector that
-    crashes or goes over the time limit is a finding (check ``crash``).
+    least one of them; default: 60 s). The search goes on after a finding:
+    ``exitfirst`` stops it at the first, ``max_findings`` after that many
+    distinct ones. ``corpus``: recordings to mutate (files or directories;
+    default the bundled corpora, ``[]`` none). ``save``: where each finding is
+    saved as a recording (``None``: not saved). ``shard=(k, n)`` runs the k-th of
+    n deterministic shares of the search (1 <= k <= n; ``max_examples`` counts
+    the whole search, so the n shards together run it exactly once). ``jobs`` > 1
+    spreads the search over that many processes: the counts are summed, the
+    budget is the wall time of the run, findings are merged by signature key and
+    (``exitfirst``) the first finding stops every worker; as with
+    ``tcr.replay.run``, the workers are fresh processes that import the detector
+    factory by name. ``timeout``: seconds one run of one message may take in an
+    in-process detector (None: no limit). Raises ``TcrError`` for unusable
+    options and a worker that dies; a detector that crashes or goes over the time
+    limit is a finding (check ``crash``).
     """
     if budget_s is not None and budget_s <= 0:
         raise TcrError(f"budget must be positive, not {budget_s} s")
     if max_examples is not None and max_examples < 1:
         raise TcrError(f"max examples must be at least 1, not {max_examples}")
+    if max_findings is not None and max_findings < 1:
+        raise TcrError(f"--max-findings must be at least 1, not {max_findings}")
     if jobs < 1:
         raise TcrError(f"jobs must be at least 1, not {jobs}")
     if shard is not None:
@@ -262,7 +338,12 @@ def run(
         raise TcrError("formats is the older name of dialects: give one of them")
     chosen = dialects if dialects is not None else formats
     plan, skipped = _plan(detector, claim, chosen, empty_tools, corpus)
-    plan = replace(plan, timeout=check_timeout(timeout))
+    plan = replace(
+        plan,
+        timeout=check_timeout(timeout),
+        exitfirst=exitfirst,
+        max_findings=1 if exitfirst else max_findings,
+    )
     report = FuzzReport(
         plan.spec,
         seed,
@@ -302,8 +383,7 @@ def _search(
         batches(report.seed, report.max_examples, shard=report.shard),
         on_progress,
     )
-    if search.best is not None:
-        report.finding = _saved(_finding(search, checker, report), report, plan, save)
+    report.findings = [_saved(f, report, plan, save) for f in report.findings]
     report.seconds = time.perf_counter() - started
 
 
@@ -327,19 +407,34 @@ def _search_in_processes(
     report.generated = sum(part.generated for part in parts)
     report.mutated = sum(part.mutated for part in parts)
     report.search_seconds = max(part.search_seconds for part in parts)
-    report.stopped = "budget" if any(p.stopped == "budget" for p in parts) else "max_examples"
-    for part in parts:  # at most one: the worker that claimed the stop flag
-        if part.finding is not None:
-            report.stopped, report.search_seconds = "failure", part.search_seconds
-            finding = replace(part.finding, found_after=report.examples)
-            report.finding = _saved(finding, report, plan, save)
+    stops = [p.stopped for p in parts]
+    report.stopped = next(
+        (why for why in ("failure", "max_findings", "budget") if why in stops), "max_examples"
+    )
+    merged = merge_findings([part.findings for part in parts])
+    if plan.max_findings is not None:
+        merged = merged[: plan.max_findings]
+    report.findings = [_saved(f, report, plan, save) for f in merged]
     report.seconds = time.perf_counter() - started
+
+
+def merge_findings(parts: Sequence[Sequence[Finding]]) -> list[Finding]:
+    """The workers' findings, one per signature key (the first worker's), counts added."""
+    merged: dict[Signature, Finding] = {}
+    for findings in parts:
+        for finding in findings:
+            same = merged.get(finding.signature.key)
+            if same is None:
+                merged[finding.signature.key] = finding
+            else:
+                merged[finding.signature.key] = replace(same, count=same.count + finding.count)
+    return list(merged.values())
 
 
 def _work(
     worker: int, plan: _Plan, whole: FuzzReport, workers: int, wall_started: float
 ) -> FuzzReport:
-    """One worker process's part of the search, shrunk failure included (not saved)."""
+    """One worker process's part of the search, findings shrunk (not saved)."""
     state = shared()
     # the run's start on this process's clock: the budget is the wall time of the whole run
     started = time.perf_counter() - (time.time() - wall_started)
@@ -353,9 +448,9 @@ def _work(
         claim=whole.claim,
     )
     checker = CaseChecker(plan.factory, plan.timeout, plan.claim)
-    search = _Search(
-        checker, _deadline(started, whole.budget_s), started, state.stopped, state.claim
-    )
+    # Only --exitfirst lets one worker's finding stop the others.
+    claim = state.claim if plan.exitfirst else _always
+    search = _Search(checker, _deadline(started, whole.budget_s), started, state.stopped, claim)
     schedule = batches(
         whole.seed, whole.max_examples, shard=whole.shard, jobs=workers, worker=worker
     )
@@ -365,8 +460,6 @@ def _work(
 
     _run_batches(part, plan, search, schedule, progress)
     state.count(worker, part.generated, part.mutated)
-    if search.best is not None:
-        part.finding = _finding(search, checker, part)
     return part
 
 
@@ -381,36 +474,56 @@ def _run_batches(
     schedule: Iterable[Batch],
     on_progress: Progress | None,
 ) -> None:
-    """Run the batches until they end, a failure, the budget, or another worker's failure."""
+    """Run the batches until they end, the budget, enough findings, or another worker's stop.
+
+    Each finding goes into ``report.findings`` as it is shrunk; the counts of
+    their signatures are filled in at the end.
+    """
     report.stopped = "max_examples"  # also when there is no batch (a shard of a short search)
-    for batch, last in _with_last(schedule):
-        mutating = bool(plan.seeds) and batch.mutates
-        if mutating:
-            search.decode = partial(_mutated_case, plan.seeds)
-        else:
-            search.decode = partial(_generated_case, Repertoire.of(plan.claim))
-        search.examples = 0
-        size = MUTATED_BYTES if mutating else GENERATED_BYTES
-        _run_batch(_cases(size), search, batch.seed, batch.limit)
-        if mutating:
-            report.mutated += search.examples
-        else:
-            report.generated += search.examples
-        report.search_seconds = time.perf_counter() - search.started
-        if search.best is not None:
-            assert search.first_failure is not None
-            report.stopped, report.search_seconds = "failure", search.first_failure - search.started
-            return
-        if search.stopped():
-            report.stopped = "stopped"
-            return
-        if last and search.examples >= batch.limit:
-            return  # every example of the schedule ran
-        if time.perf_counter() >= search.deadline:
-            report.stopped = "budget"
-            return
-        if on_progress is not None and not last:
-            on_progress(report)
+
+    def on_finding() -> bool:
+        report.findings.append(_finding(search, search.checker, report))
+        search.found()
+        if plan.max_findings is not None and len(report.findings) >= plan.max_findings:
+            report.stopped = "failure" if plan.exitfirst else "max_findings"
+            return False
+        return True
+
+    try:
+        for batch, last in _with_last(schedule):
+            mutating = bool(plan.seeds) and batch.mutates
+            if mutating:
+                search.decode = partial(_mutated_case, plan.seeds)
+            else:
+                search.decode = partial(_generated_case, Repertoire.of(plan.claim))
+            _run_batch(
+                _cases(MUTATED_BYTES if mutating else GENERATED_BYTES),
+                search,
+                batch.seed,
+                batch.limit,
+                on_finding,
+            )
+            if mutating:
+                report.mutated += search.examples
+            else:
+                report.generated += search.examples
+            report.search_seconds = time.perf_counter() - search.started - search.shrink_seconds
+            if report.stopped in ("failure", "max_findings"):
+                return
+            if search.stopped():
+                report.stopped = "stopped"
+                return
+            if last and search.examples >= batch.limit:
+                return  # every example of the schedule ran
+            if time.perf_counter() >= search.deadline:
+                report.stopped = "budget"
+                return
+            if on_progress is not None and not last:
+                on_progress(report)
+    finally:
+        report.findings = [
+            replace(f, count=search.counts.get(f.signature.key, f.count)) for f in report.findings
+        ]
 
 
 def _with_last(schedule: Iterable[Batch]) -> Iterator[tuple[Batch, bool]]:
@@ -450,33 +563,71 @@ def _plan(
 
 
 def _finding(search: _Search, checker: CaseChecker, report: FuzzReport) -> Finding:
-    """The failure as Hypothesis shrank it, its split points then cut to a 1-minimal set."""
+    """The new finding as Hypothesis shrank it, its split points then cut to a 1-minimal set,
+    every step keeping its signature key."""
     assert search.best is not None and search.original is not None
     assert search.first_failure is not None
     case, violations = search.best
-    check = violations[0].check
+    target = search.target or key(violations[0])
 
     def fails(chunks: Sequence[str]) -> bool:
-        found = checker.check(replace(case, chunks=tuple(chunks)))
-        return bool(found) and found[0].check == check
+        found = checker.check(replace(case, chunks=tuple(chunks)), [Check(target.check)])
+        return any(key(v) == target for v in found)
 
+    flaky = False
     if len(case.chunks) > 1:
         try:
             case = replace(case, chunks=tuple(minimize_splits(case.chunks, fails, budget=2000)))
             violations = checker.check(case) or violations
         except NotFailing:  # it failed a moment ago: the detector answers at random
-            first = violations[0]
-            violations = [replace(first, message=f"{first.message} ({FLAKY})"), *violations[1:]]
+            flaky = True
+    if not flaky and target.check not in _KEEPS_TEXT:
+        shorter = _shortest(case, checker, target)
+        if shorter is not None:
+            case, violations = shorter, checker.check(shorter) or violations
+    violation = next((v for v in violations if key(v) == target), violations[0])
+    if flaky:
+        violation = replace(violation, message=f"{violation.message} ({FLAKY})")
+    others = tuple(v for v in violations if v is not violation and key(v) != target)
     return Finding(
-        violation=violations[0],
-        violations=tuple(violations),
+        violation=violation,
+        violations=(violation, *others),
         case=case,
-        found_after=report.examples,
+        found_after=report.examples + search.examples,
         seconds_to_find=search.first_failure - search.started,
         shrink_seconds=time.perf_counter() - search.first_failure,
         original_length=len(search.original.text),
         original_splits=len(search.original.chunks) - 1,
+        signature=signature(violation, case.chunks),
+        count=search.counts.get(target, 1),
     )
+
+
+# Checks whose verdict the text alone does not settle: expected needs the ground truth
+# of the text as generated, and warm-cold runs on a sample of cases chosen by their text.
+_KEEPS_TEXT = (Check.EXPECTED, Check.WARM_COLD)
+
+
+def _shortest(case: Case, checker: CaseChecker, target: Signature) -> Case | None:
+    """The case cut to its shortest text that still shows ``target`` (ddmin over characters,
+    then split points), or ``None`` when nothing could be cut.
+
+    Hypothesis shrinks the bytes a message is drawn from, and cannot always drop a part
+    of a message without changing the finding; deleting characters can. The ground truth
+    is of the text as generated, so a cut case has none (no check it needs is the target).
+    """
+    bare = replace(case, truth=None)
+    only = [Check(target.check)]
+
+    def fails(chunks: Sequence[str]) -> bool:
+        found = checker.check(replace(bare, chunks=tuple(chunks)), only)
+        return any(key(v) == target for v in found)
+
+    try:
+        chunks = minimize_text(case.chunks, fails, budget=2000)
+    except NotFailing:  # it needs the truth after all, or the detector answers at random
+        return None
+    return replace(bare, chunks=tuple(chunks)) if len("".join(chunks)) < len(case.text) else None
 
 
 def _saved(finding: Finding, report: FuzzReport, plan: _Plan, save: str | Path | None) -> Finding:

@@ -1,4 +1,6 @@
-"""A failure as a recording: the failing chunking as frames, the ground truth as expectation.
+"""A finding as a recording: the failing chunking as frames, the ground truth as expectation.
+
+One recording per distinct finding; its labels name the finding's signature.
 
 ``tcr replay SAVED --detector X`` then fails the same way, and the file joins the
 regression corpus (``corpora/found/`` by default) once the bug is fixed.
@@ -22,11 +24,17 @@ FRAME_NS = 1_000_000  # frames 1 ms apart: arrival times are not what a fuzz cas
 
 
 def save_case(finding: Finding, directory: Path, *, seed: int, detector: str) -> Path:
-    """Write the shrunk case under ``directory``; the name is a digest of the case."""
+    """Write the shrunk case under ``directory``; the name is a digest of the case and its
+    signature (two findings may shrink to the same case: each keeps its own file)."""
     case = finding.case
     check = finding.check
     identity = json.dumps(
-        [check, list(case.chunks), case.tools, case.truth and case.truth.expectation()],
+        [
+            str(finding.signature),
+            list(case.chunks),
+            case.tools,
+            case.truth and case.truth.expectation(),
+        ],
         ensure_ascii=False,
         sort_keys=True,
     )
@@ -34,6 +42,7 @@ def save_case(finding: Finding, directory: Path, *, seed: int, detector: str) ->
     labels = {
         "origin": "fuzz",
         "bug": check,
+        "signature": str(finding.signature),
         "note": f"{finding.violation.message} ({case.origin})",
         "seed": seed,
         "detector": detector,

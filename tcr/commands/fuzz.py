@@ -36,12 +36,16 @@ The detector is judged against its claim: the dialects it parses (--dialect,
 else its tcr_claim attribute, else all; the reference is restricted to them).
 Blocks are written in claimed dialects and other dialects' markup is mixed in
 as text, which it must show unchanged.
-The search stops at the first violation (or the budget). The failure is shrunk,
-saved as a recording, and printed with the tcr replay and tcr tui commands that
-reproduce it. The same --seed gives the same sequence of examples.
+The search goes on until the budget and reports every distinct finding once:
+its signature (check/kind/dialect@shape), how many examples showed it, the
+case shrunk keeping that signature, saved as a recording (one per finding),
+and the tcr replay and tcr tui commands that reproduce it. -x stops at the
+first finding, --max-findings N after N distinct ones. The same --seed gives
+the same sequence of examples and the same findings.
 --shard K/N runs the K-th of N shares of that sequence (the N shards together
 run it exactly once; --max-examples counts all of it); --jobs spreads a run
-over processes, and the first failure in any of them stops the others.
+over processes and merges their findings by signature (with -x, the first
+finding in any of them stops the others).
 Exit codes: 0 no violation, 1 a violation was found, 2 a bad option, a detector
             that cannot be loaded, one that crashes, or a --junit or --sarif
             file that cannot be written (after the report).
@@ -51,6 +55,8 @@ Examples:
   tcr fuzz                                     # the reference detector, 60 s
   tcr fuzz --detector mypkg.parser:make_detector --budget 5m
   tcr fuzz --detector tcr.detector.broken:per_chunk_markers --budget 30s --seed 3
+  tcr fuzz --detector mypkg.parser:make_detector -x       # stop at the first finding
+  tcr fuzz --detector mypkg.parser:make_detector --max-findings 5
   tcr fuzz --max-examples 20000 --seed 7 --dialect hermes --dialect think
   tcr fuzz --detector mypkg.hermes:make --dialect hermes --empty-tools text
   tcr fuzz --corpus corpora/recorded --save /tmp/found --junit fuzz.xml
@@ -110,6 +116,10 @@ def parse_budget(value: str) -> float:
 )
 @junit_option
 @sarif_option
+@click.option("-x", "--exitfirst", is_flag=True, help="Stop at the first finding.")
+@click.option(
+    "--max-findings", type=int, metavar="N", help="Stop after N distinct findings (signatures)."
+)
 @click.option("--jobs", type=int, default=1, show_default=True, help="Search in N processes.")
 @click.option(
     "--shard",
@@ -130,6 +140,8 @@ def fuzz(
     save: Path,
     junit: Path | None,
     sarif: Path | None,
+    exitfirst: bool,
+    max_findings: int | None,
     jobs: int,
     shard: str | None,
 ) -> None:
@@ -148,7 +160,8 @@ def fuzz(
             def progress(report: FuzzReport) -> None:
                 if status is not None:
                     status.update(
-                        f"fuzzing: {report.examples:,} examples in {report.search_seconds:.0f} s"
+                        f"fuzzing: {report.examples:,} examples in {report.search_seconds:.0f} s, "
+                        f"{len(report.findings)} findings"
                     )
 
             report = run(
@@ -164,6 +177,8 @@ def fuzz(
                 shard=shares,
                 jobs=jobs,
                 timeout=timeout,
+                exitfirst=exitfirst,
+                max_findings=max_findings,
             )
     except TcrError as error:
         fail("fuzz", error)

@@ -41,7 +41,7 @@ def test_violation_exits_1_and_prints_the_case_and_how_to_reproduce_it(tmp_path:
     spec = "tcr.detector.broken:per_chunk_markers"
     junit = tmp_path / "fuzz.xml"
     code, out = invoke(
-        "--detector", spec, "--budget", "20s", "--save", str(tmp_path), "--junit", str(junit)
+        "--detector", spec, "--budget", "20s", "--save", str(tmp_path), "--junit", str(junit), "-x"
     )
     assert code == 1, out
     saved = next(tmp_path.glob("*.msgpack"))
@@ -66,7 +66,7 @@ def test_sarif_result_points_at_the_saved_recording(
     monkeypatch.chdir(tmp_path)
     spec = "tcr.detector.broken:per_chunk_markers"
     code, out = invoke(
-        "--detector", spec, "--budget", "20s", "--save", "found", "--sarif", "f.sarif"
+        "--detector", spec, "--budget", "20s", "--save", "found", "--sarif", "f.sarif", "-x"
     )
 
     assert code == 1, out

@@ -107,8 +107,10 @@ def summary(report: FuzzReport) -> tuple[object, ...]:
 @pytest.mark.slow
 def test_the_first_shard_starts_where_the_whole_search_starts() -> None:
     detector = BROKEN["duplicates_flushed_prefix"]
-    whole = run(detector=detector, max_examples=2000, seed=7, save=None)
-    first = run(detector=detector, max_examples=2000, seed=7, save=None, shard=(1, 4))
+    whole = run(detector=detector, max_examples=2000, seed=7, save=None, exitfirst=True)
+    first = run(
+        detector=detector, max_examples=2000, seed=7, save=None, shard=(1, 4), exitfirst=True
+    )
     assert summary(first) == summary(whole)  # found in batch 0, which shard 1 runs first
 
 
@@ -124,7 +126,7 @@ def test_a_shard_with_no_batch_runs_nothing() -> None:
 @pytest.mark.process
 def test_jobs_find_a_broken_detector_and_save_it_once(tmp_path: Path) -> None:
     spec = "tcr.detector.broken:undeclared_clears_buffer"
-    report = run(detector=spec, max_examples=100_000, seed=0, save=tmp_path, jobs=2)
+    report = run(detector=spec, max_examples=100_000, seed=0, save=tmp_path, jobs=2, exitfirst=True)
     finding = report.finding
     assert finding is not None and finding.saved is not None
     assert (report.stopped, report.exit_code, report.jobs) == ("failure", 1, 2)
@@ -181,7 +183,13 @@ def test_a_factory_that_raises_in_the_workers_is_a_tcr_error() -> None:
 @pytest.mark.slow
 @pytest.mark.process
 def test_a_detector_that_crashes_in_a_worker_is_a_crash_finding() -> None:
-    report = run(detector="crashing_detectors:feed_raises", max_examples=1000, save=None, jobs=2)
+    report = run(
+        detector="crashing_detectors:feed_raises",
+        max_examples=1000,
+        save=None,
+        jobs=2,
+        exitfirst=True,
+    )
     assert report.finding is not None and report.finding.check == "crash"
     assert report.exit_code == 2
 

@@ -1,0 +1,120 @@
+"""``tcr fuzz`` keeps going: every distinct finding once, with its count, shrunk keeping its
+signature and saved as one recording that replays to the same signature (ARCHITECTURE.md §7.4)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tcr.cli import main
+from tcr.detector.broken import BROKEN
+from tcr.fuzz import FuzzReport, run
+from tcr.fuzz.model import Case, Finding
+from tcr.fuzz.runner import merge_findings
+from tcr.oracle import Check, Violation
+from tcr.signature import Signature
+
+TWO_BUGS = "signature_detectors:renames_and_loses_text"
+
+
+def fuzz_two_bugs(**options: object) -> FuzzReport:
+    """The two-bug detector on Hermes calls only, no recordings mutated: a quick search."""
+    settings: dict[str, object] = {"max_examples": 500, "seed": 1, "save": None, **options}
+    return run(detector=TWO_BUGS, formats=["hermes"], corpus=[], **settings)  # type: ignore[arg-type]
+
+
+def finding(kind: str, count: int, text: str = "x") -> Finding:
+    violation = Violation(Check.EXPECTED, "m", 0, 0, "", kind, "hermes")
+    return Finding(
+        violation=violation,
+        violations=(violation,),
+        case=Case((text,), None, None, "test"),
+        found_after=1,
+        seconds_to_find=0.0,
+        shrink_seconds=0.0,
+        original_length=1,
+        original_splits=0,
+        signature=Signature("expected", kind, "hermes", "whole"),
+        count=count,
+    )
+
+
+def test_workers_findings_merge_by_signature_with_their_counts_added() -> None:
+    merged = merge_findings(
+        [
+            [finding("missing Text", 3, "a"), finding("extra Text", 1)],
+            [finding("missing Text", 4, "b")],
+        ]
+    )
+    assert [(f.signature.kind, f.count, f.case.text) for f in merged] == [
+        ("missing Text", 7, "a"),  # the first worker's case, everyone's count
+        ("extra Text", 1, "x"),
+    ]
+
+
+def replays_to_its_signature(found: Finding) -> None:
+    """The saved recording, replayed with the printed command, shows the same signature."""
+    args = shlex.split(found.replay_command)
+    result = CliRunner().invoke(main, [*args[1:], "--json"])
+    assert result.exit_code in (1, 2), result.output
+    shown = {f["signature"] for o in json.loads(result.stdout)["outcomes"] for f in o["failures"]}
+    assert str(found.signature) in shown, (found.replay_command, shown)
+
+
+@pytest.mark.slow
+def test_the_search_goes_on_and_reports_each_distinct_finding_once(tmp_path: Path) -> None:
+    report = fuzz_two_bugs(save=tmp_path)
+    signatures = [f.signature for f in report.findings]
+    assert len(signatures) == len(set(signatures)) >= 2
+    kinds = {s.kind for s in signatures}
+    assert "ToolCall name differs" in kinds  # the bug any chunking shows
+    assert kinds & {"missing Text", "lost at end", "lost"}  # the chunk-dependent one
+    assert report.stopped == "max_examples" and report.examples == 500
+    assert all(f.count >= 1 for f in report.findings)
+    assert sorted(tmp_path.iterdir()) == sorted(f.saved for f in report.findings)  # one each
+    for found in report.findings:
+        replays_to_its_signature(found)
+
+
+@pytest.mark.slow
+def test_exitfirst_stops_at_the_first_finding_and_max_findings_after_n() -> None:
+    first = fuzz_two_bugs(exitfirst=True)
+    assert len(first.findings) == 1 and first.stopped == "failure"
+    two = fuzz_two_bugs(max_findings=2)
+    assert len(two.findings) == 2 and two.stopped == "max_findings"
+    assert two.findings[0].signature == first.findings[0].signature
+
+
+@pytest.mark.slow
+@pytest.mark.process
+def test_jobs_merge_their_findings_by_signature() -> None:
+    report = fuzz_two_bugs(max_examples=1000, jobs=2)
+    keys = [f.signature.key for f in report.findings]
+    assert len(keys) == len(set(keys)) >= 2
+
+
+def test_max_findings_must_be_positive() -> None:
+    result = CliRunner().invoke(main, ["fuzz", "--max-examples", "1", "--max-findings", "0"])
+    assert result.exit_code == 2
+    assert "--max-findings must be at least 1, not 0" in result.output
+
+
+def test_help_names_the_options_that_stop_early() -> None:
+    out = CliRunner().invoke(main, ["fuzz", "--help"]).output
+    assert "-x, --exitfirst" in out and "--max-findings N" in out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(BROKEN))
+def test_every_fuzz_finding_of_a_broken_detector_replays_to_its_signature(
+    name: str, tmp_path: Path
+) -> None:
+    spec = f"tcr.detector.broken:{name}"
+    report = run(detector=spec, max_examples=1000, seed=0, corpus=[], save=tmp_path, max_findings=3)
+    assert report.findings, f"{name} survived {report.examples} examples"
+    for found in report.findings:
+        replays_to_its_signature(found)
