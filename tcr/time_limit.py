@@ -1,11 +1,15 @@
 """A per-message time limit for in-process detectors, without a thread touching them.
 
-``signal.setitimer(ITIMER_REAL)`` is armed once per message, on the main thread
-only (a ``--jobs`` worker runs its tasks on its own main thread), and its SIGALRM
-raises ``OverTime`` inside whatever the detector is doing. ``OverTime`` is a
+The limit is CPU time: ``signal.setitimer(ITIMER_PROF)`` is armed once per
+message, on the main thread only (a ``--jobs`` worker runs its tasks on its own
+main thread), and its SIGPROF raises ``OverTime`` inside whatever the detector
+is doing. CPU time, because the machines tcr runs on are shared: other jobs
+must not turn a slow-but-fine detector into a finding. A detector that waits
+instead of computing (a sleep, a lock) is stopped by ``ITIMER_REAL`` at
+``WALL_FACTOR`` times the limit, its SIGALRM raising the same way. ``OverTime`` is a
 ``BaseException``, so a detector's own ``except Exception`` cannot swallow it.
 
-The SIGALRM handler is installed at the first limited message and left in place:
+The handlers are installed at the first limited message and left in place:
 swapping handlers per message cost 13 us and even reading the installed one
 4 us (``signal`` converts enums), while arming and disarming the timer costs
 2.5 us: 3 us per message in all, 4% of an 80-character message's run through
@@ -24,12 +28,25 @@ from types import FrameType
 
 from tcr.errors import TcrError
 
-__all__ = ["DEFAULT_TIMEOUT", "OverTime", "check_timeout", "message_time_limit"]
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "PER_CHUNK",
+    "OverTime",
+    "check_timeout",
+    "message_limit",
+    "message_time_limit",
+]
 
 # What ``--timeout`` defaults to: far beyond any parser's real message (the
 # reference takes milliseconds on the largest bundled one), short enough that
 # a hang is reported while the user still waits.
 DEFAULT_TIMEOUT = 10.0
+# Added to the limit per chunk fed: a correct parser may spend this on each call
+# (10-20 us is typical in Python), so a million one-character chunks get 110 s at
+# the default, not 10 s: the limit is for hangs, ``cost`` is for growth.
+PER_CHUNK = 100e-6
+# Wall time a message may take, in limits: past it a detector that waits is stopped.
+WALL_FACTOR = 3.0
 
 
 class OverTime(BaseException):
@@ -43,19 +60,25 @@ def check_timeout(seconds: float | None) -> float | None:
     return seconds
 
 
+def message_limit(timeout: float | None, chunks: int) -> float | None:
+    """The limit of a message fed in ``chunks`` chunks: ``timeout`` plus ``PER_CHUNK`` each."""
+    return None if timeout is None else timeout + PER_CHUNK * chunks
+
+
 _limit: float | None = None  # the limit of the message running now, while one is
 _installed = False
 
 
 def _install() -> None:
     global _installed
+    signal.signal(signal.SIGPROF, _on_alarm)
     signal.signal(signal.SIGALRM, _on_alarm)
     _installed = True
 
 
 def _on_alarm(signum: int, frame: FrameType | None) -> None:
     if _limit is not None:
-        raise OverTime(f"took longer than {_limit:g} s")
+        raise OverTime(f"took longer than {round(_limit, 2):g} s")
 
 
 @contextmanager
@@ -68,9 +91,11 @@ def message_time_limit(seconds: float | None) -> Iterator[None]:
     if not _installed:
         _install()
     _limit = seconds
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    signal.setitimer(signal.ITIMER_PROF, seconds)
+    signal.setitimer(signal.ITIMER_REAL, seconds * WALL_FACTOR)
     try:
         yield
     finally:
         _limit = None  # first: an alarm already on its way is ignored, not raised here
+        signal.setitimer(signal.ITIMER_PROF, 0)
         signal.setitimer(signal.ITIMER_REAL, 0)

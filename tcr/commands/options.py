@@ -117,8 +117,9 @@ def timeout_option(fn: F) -> F:
         show_default=True,
         metavar="SECONDS",
         help=(
-            "How long an in-process detector may take over one message (one chunking); "
-            "longer is a crash finding at the chunk it was in, and the run goes on. "
+            "CPU seconds an in-process detector may take over one message (one chunking), "
+            "plus 0.1 ms per chunk; longer is a crash finding at the chunk it was in, and "
+            "the run goes on. "
             "A --detector-cmd process has --detector-timeout per answer instead."
         ),
     )(fn)

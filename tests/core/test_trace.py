@@ -11,6 +11,7 @@ import pytest
 from toy_detectors import RaisesOnThirdChunk, ToyDetector, ToyState
 
 from tcr.detector.events import Event, Reasoning, Rejected, Text, ToolCall
+from tcr.time_limit import PER_CHUNK, message_limit
 from tcr.trace import Crash, Placed, Step, merge_placed, place_events, run_trace
 
 CALL = '<tool_call>{"name": "f", "arguments": {}}</tool_call>'
@@ -266,8 +267,15 @@ def test_feed_many_giving_too_few_results_is_a_crash_at_the_first_missing() -> N
     assert trace.crash == Crash(1, 2, "TypeError: feed_many() stopped after 1 of 2 chunks")
 
 
+def spin(seconds: float) -> None:
+    """Compute for ``seconds`` of CPU time (the time limit counts CPU time)."""
+    until = time.process_time() + seconds
+    while time.process_time() < until:
+        pass
+
+
 class SlowOnSecondChunk(ToyDetector):
-    """Takes 0.3 s on its second chunk: over a 0.1 s limit, under none."""
+    """Computes for 0.3 s on its second chunk: over a 0.1 s limit, under none."""
 
     def __init__(self, tools: Sequence[str] | None = None, format: str | None = None) -> None:
         super().__init__(tools, format)
@@ -276,7 +284,16 @@ class SlowOnSecondChunk(ToyDetector):
     def feed(self, chunk: str) -> list[Event]:
         self._fed += 1
         if self._fed == 2:
-            time.sleep(0.3)
+            spin(0.3)
+        return super().feed(chunk)
+
+
+class SleepsOnSecondChunk(SlowOnSecondChunk):
+    """Waits, computing nothing, on its second chunk."""
+
+    def feed(self, chunk: str) -> list[Event]:
+        if self._fed == 1:
+            time.sleep(1.0)
         return super().feed(chunk)
 
 
@@ -287,6 +304,17 @@ def test_a_message_over_the_time_limit_is_a_crash_at_the_chunk_it_was_in(states:
     assert [s.index for s in trace.steps] == [0]
 
 
+def test_a_detector_that_waits_is_stopped_at_a_multiple_of_the_limit_in_wall_time() -> None:
+    # Its sleep uses no CPU: only the wall-time limit (WALL_FACTOR limits) stops it.
+    trace = run_trace(SleepsOnSecondChunk(), ["ab", "cd", "ef"], states=False, timeout=0.1)
+    assert trace.crash == Crash(1, 2, "took longer than 0.1 s", timed_out=True)
+
+
+def test_the_limit_grows_with_the_chunks_fed() -> None:
+    assert message_limit(10.0, 1_000_000) == pytest.approx(10.0 + 1_000_000 * PER_CHUNK)
+    assert message_limit(None, 5) is None
+
+
 def test_without_a_time_limit_a_slow_message_just_takes_its_time() -> None:
     assert run_trace(SlowOnSecondChunk(), ["ab", "cd", "ef"]).crash is None
 
@@ -295,13 +323,14 @@ def test_the_time_limit_is_disarmed_after_the_message() -> None:
     assert run_trace(ToyDetector(), ["ab"], timeout=0.05).crash is None
     time.sleep(0.1)  # an alarm left armed would raise here
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    assert signal.getitimer(signal.ITIMER_PROF) == (0.0, 0.0)
 
 
 def test_a_detector_that_catches_exception_does_not_swallow_the_time_limit() -> None:
     class Swallows(ToyDetector):
         def feed(self, chunk: str) -> list[Event]:
             try:
-                time.sleep(0.3)
+                spin(0.3)
             except Exception:  # the broad catch a time limit must get through
                 return [Text("swallowed")]
             return []
