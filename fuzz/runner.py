@@ -42,7 +42,7 @@ from tcr.errors import TcrError
 from tcr.minimize import FLAKY, NotFailing, minimize_splits, minimize_text
 from tcr.oracle import Check, Violation
 from tcr.shard import check_shard
-from tcr.signature import Signature, key, signature
+from tcr.signature import TIMEOUT, Signature, key, signature
 from tcr.time_limit import check_timeout
 
 from .check import CaseChecker, FactoryFailed
@@ -575,13 +575,14 @@ def _finding(search: _Search, checker: CaseChecker, report: FuzzReport) -> Findi
         return any(key(v) == target for v in found)
 
     flaky = False
-    if len(case.chunks) > 1:
+    # Over the time limit, each try could take the whole limit again: shown as found.
+    if len(case.chunks) > 1 and target.kind != TIMEOUT:
         try:
             case = replace(case, chunks=tuple(minimize_splits(case.chunks, fails, budget=2000)))
             violations = checker.check(case) or violations
         except NotFailing:  # it failed a moment ago: the detector answers at random
             flaky = True
-    if not flaky and target.check not in _KEEPS_TEXT:
+    if not flaky and target.check not in _KEEPS_TEXT and target.kind != TIMEOUT:
         shorter = _shortest(case, checker, target)
         if shorter is not None:
             case, violations = shorter, checker.check(shorter) or violations

@@ -32,7 +32,7 @@ from tcr.judge import Judge
 from tcr.minimize import FLAKY, NotFailing, minimize_splits, minimize_text
 from tcr.oracle import CHECKS, Check, Violation
 from tcr.rechunk import Chunking, Strategy, splits_spec
-from tcr.signature import WHOLE, Signature, key, shape, signature
+from tcr.signature import TIMEOUT, WHOLE, Signature, key, shape, signature
 from tcr.stream import Decoded, decode, decode_bytes
 
 from .model import Failure, InputError, Outcome, display_path
@@ -255,6 +255,8 @@ class Replay:
     def shrink(self, chunking: Chunking[str], violation: Violation) -> Failure:
         target = key(violation)
         chunks: Sequence[str] = chunking.chunks
+        if violation.kind == TIMEOUT:
+            return self._over_time(chunking, violation)
         if self.plan.minimize and len(chunks) > 1:
             try:
                 chunks = minimize_splits(chunks, self.fails(target), budget=MINIMIZE_BUDGET)
@@ -290,6 +292,23 @@ class Replay:
             chunks=tuple(shortest),
             reproducer=self.reproducer(splits, violation.check),
             snippet=self.snippet(shortest, found),
+            signature=found,
+        )
+
+    def _over_time(self, chunking: Chunking[str], violation: Violation) -> Failure:
+        """A message over the time limit is shown as found: each shrinking step could take
+        the whole limit again. The reproducer names its strategy (seeded: the same chunkings),
+        and no snippet pins a chunking that may hold a million chunks."""
+        found = signature(violation, chunking.chunks)
+        cmd = ["tcr", "replay", self.path, "--rechunk", chunking.strategy, *self.options()]
+        return Failure(
+            violation=violation,
+            label=chunking.label,
+            splits=chunking.splits,
+            original_splits=len(chunking.chunks) - 1,
+            chunks=(),
+            reproducer=shlex.join([*cmd, "--check", violation.check]),
+            snippet="",
             signature=found,
         )
 

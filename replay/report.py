@@ -16,6 +16,7 @@ from tcr import sarif
 from tcr._runtime import junit
 from tcr._runtime.report_files import write_sarif_log
 from tcr.oracle import Check
+from tcr.signature import TIMEOUT
 
 from .model import Failure, FindingGroup, Outcome, Report
 
@@ -119,10 +120,11 @@ def _render_failure(console: Console, outcome: Outcome, failure: Failure) -> Non
     if v.excerpt:
         where = f"chunk {v.chunk}, offset {v.offset}"
         console.print(f"  at {where}: {escape(v.excerpt)}", highlight=False)
-    console.print(
-        f"  shrunk from {failure.original_splits} to {len(failure.splits)} split points; "
-        "reproduce with:"
-    )
+    if failure.signature.kind == TIMEOUT:
+        shrunk = "not shrunk (each try could take the whole time limit)"
+    else:
+        shrunk = f"shrunk from {failure.original_splits} to {len(failure.splits)} split points"
+    console.print(f"  {shrunk}; reproduce with:")
     console.print(f"    {escape(failure.reproducer)}", soft_wrap=True, highlight=False)
     if failure.snippet:
         console.print("  pin it as a regression test:")

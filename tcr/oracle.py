@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_right
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -46,7 +46,7 @@ from tcr.detector.events import Reasoning, Rejected, Text, ToolCall, merge_text
 from tcr.detector.formats import HOLDBACK_BOUND, OPENER_RE
 from tcr.errors import TcrError
 from tcr.expectation import Expectation, ExpectedCall
-from tcr.signature import dialect_at, marker_dialect
+from tcr.signature import TIMEOUT, dialect_at, marker_dialect
 from tcr.trace import Placed, Trace, merge_placed, place_events
 from tcr.warm_cold import check_warm_cold, warm_cold_verdict
 
@@ -195,14 +195,28 @@ def no_leak(trace: Trace, leak: re.Pattern[str] = _LEAK) -> list[Violation]:
     return _no_leak(trace, merge_placed(place_events(trace)), leak)
 
 
-def _no_leak(trace: Trace, merged: list[Placed], leak: re.Pattern[str]) -> list[Violation]:
+def _no_leak(
+    trace: Trace,
+    merged: list[Placed],
+    leak: re.Pattern[str],
+    shown_anyway: Callable[[], Mapping[str, int]] | None = None,
+) -> list[Violation]:
+    """Each marker a Text shows, once. ``shown_anyway`` (asked only when a Text shows a
+    marker) counts the markers a correct detector shows as well, per marker (the body
+    of a block it rejects, say): that many showings of each are no leak."""
     found: list[Violation] = []
     seen: set[str] = set()  # each marker once: a second leak of it is the same bug
+    allowed: dict[str, int] | None = None
     for item in merged:
         if not isinstance(item.event, Text):
             continue
         for match in leak.finditer(item.event.text):
             marker = match.group()
+            if shown_anyway is not None:
+                allowed = dict(shown_anyway()) if allowed is None else allowed
+                if allowed.get(marker, 0) > 0:
+                    allowed[marker] -= 1
+                    continue
             if marker not in seen:
                 seen.add(marker)
                 found.append(_leak(trace, item, match.start(), marker))
@@ -490,7 +504,7 @@ def crash_kind(error: str, *, timed_out: bool = False) -> str:
     """``timeout``, ``bad event`` (feed or finish returned something that is no list of
     events) or the exception's type, from a ``Crash``'s one-line error."""
     if timed_out:
-        return "timeout"
+        return TIMEOUT
     name, _, detail = error.partition(":")
     if name == "TypeError" and detail.lstrip().startswith(("feed() returned", "finish() returned")):
         # what tcr.trace.checked_events says of a result that is no list of events
@@ -506,11 +520,13 @@ def check_trace(
     expectation: Expectation | Mapping[str, Any] | None = None,
     bound: int = HOLDBACK_BOUND,
     leak: re.Pattern[str] | None = _LEAK,
+    shown_anyway: Callable[[], Mapping[str, int]] | None = None,
 ) -> Verdict:
     """Run the requested checks on one trace; ``whole`` is the run of the unsplit input.
 
     ``bound`` and ``leak`` (the opening markers ``no_leak`` looks for; ``None``: none,
-    so it is skipped) are the claim's. The layer below ``tcr.judge.Judge``, which
+    so it is skipped) are the claim's; ``shown_anyway`` counts the markers a correct
+    detector shows too (``_no_leak``). The layer below ``tcr.judge.Judge``, which
     makes the runs and adds warm equals cold.
     """
     unknown = [c for c in checks if c not in CHECKS]
@@ -539,7 +555,7 @@ def check_trace(
         elif check is Check.INVARIANCE and whole is not None:
             found += _invariance(trace, merged, merge_placed(place_events(whole)))
         elif check is Check.NO_LEAK and leak is not None:
-            found += _no_leak(trace, merged, leak)
+            found += _no_leak(trace, merged, leak, shown_anyway)
         elif check is Check.HOLDBACK and whole is not None:
             found += _holdback(trace, whole, bound)
         elif check is Check.EXPECTED and expect is not None:

@@ -26,6 +26,7 @@ from tcr.detector.formats import DISTINCTIVE_OPENERS, SHARING, alternation, pref
 
 __all__ = [
     "SHAPES",
+    "TIMEOUT",
     "WHOLE",
     "Signature",
     "dialect_at",
@@ -35,6 +36,7 @@ __all__ = [
     "signature",
 ]
 
+TIMEOUT = "timeout"  # the kind of a crash finding over the per-message time limit
 WHOLE = "whole"  # the failure needs no split: the unsplit input fails the same way
 # Where a split can fall, most telling first: a shape names the first that one of the
 # input's split points falls into.
