@@ -38,11 +38,15 @@ dict of either shape (told apart by its field names). The gathering rules:
 6. Reasoning fields (vLLM's ``reasoning_content``) are not read.
 
 What the checks see: calls carry ``raw=None`` because the parser does not say
-which input span a call consumed, so a run with a call skips conservation and
-holdback (``tcr.oracle``); a run of text only keeps them, and its text must
-then be the input, held back no longer than the bound. Chunk invariance,
-no_leak and expected still judge the text (``Text`` only: a ``Rejected`` here
-shows nothing) and the calls (name, arguments, format).
+which input span a call consumed, and a block the parser does not accept comes
+back as normal text without its markers, where the reference rejects it. So the
+detector declares ``tcr_spans = "text"`` (``tcr.judge``): conservation and
+holdback judge only messages that the reference (restricted to the claim) reads
+as text alone, whose text must then be the input, held back no longer than the
+bound. Chunk invariance, no_leak and expected judge every message: the text
+(``Text`` only: a ``Rejected`` here shows nothing) and the calls (name,
+arguments, format); a marker the reference shows too (inside a block it
+rejects) is no leak.
 """
 
 from __future__ import annotations
@@ -108,6 +112,8 @@ class _Gathered:
 
 class IncrementalCallDetector:
     """A ``Detector`` around an incremental-call parser (the rules: this module's docstring)."""
+
+    tcr_spans = "text"  # only its Text carries input spans (tcr.judge.SPANS)
 
     def __init__(self, step: ParserStep, end: ParserEnd | None = None, *, format: str = "") -> None:
         self._step = step

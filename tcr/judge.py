@@ -39,7 +39,7 @@ from typing import Any
 from tcr._verdict import CHECKS, TRACE_CHECKS, Check, Verdict
 from tcr.claims import EVERYTHING, Claim
 from tcr.detector.core import StreamDetector
-from tcr.detector.events import Detector
+from tcr.detector.events import Detector, Event, Text
 from tcr.detector.formats import NOTHING, Lexicon, lexicon
 from tcr.detector.loader import Factory, make_detector
 from tcr.errors import TcrError, did_you_mean
@@ -48,7 +48,24 @@ from tcr.oracle import NO_MARKER, Violation, check_trace
 from tcr.trace import Trace, run_trace
 from tcr.warm_cold import warm_cold_verdict
 
-__all__ = ["NOT_RESTATED", "NO_MARKER", "Judge", "checks_of", "expectation_for_claim"]
+__all__ = [
+    "NOT_RESTATED",
+    "NO_MARKER",
+    "SPANS",
+    "TEXT_SPANS_ONLY",
+    "Judge",
+    "checks_of",
+    "expectation_for_claim",
+]
+
+# A detector's ``tcr_spans = "text"`` says that only its Text carries input spans, and
+# that it may show a block it does not accept as text without the block's markers (a
+# parser that returns "normal text", as tcr.adapters wraps one): conservation and
+# holdback then judge only messages the reference reads as text alone.
+SPANS = "tcr_spans"
+TEXT_SPANS_ONLY = (
+    "the detector reports spans for text only (tcr_spans) and the reference reads a block here"
+)
 
 NOT_RESTATED = (
     "the recording's expectation is not what the reference shows, "
@@ -108,6 +125,8 @@ class Judge:
                 self.expectation = restated
         self.timeout = timeout  # seconds per message run (tcr.time_limit); None: no limit
         self._whole: Trace | None = None
+        self._text_spans_only = False  # the detector's tcr_spans (read when ``whole`` runs)
+        self._reference: list[Event] | None = None
 
     def detector(self) -> Detector:
         """A fresh detector for this message (``FactoryError`` when the factory fails)."""
@@ -119,8 +138,34 @@ class Judge:
         if self._whole is None:
             text = self.text
             chunks = [text] if text else []
-            self._whole = run_trace(self.detector(), chunks, states=False, timeout=self.timeout)
+            detector = self.detector()
+            self._text_spans_only = getattr(detector, SPANS, None) == "text"
+            self._whole = run_trace(detector, chunks, states=False, timeout=self.timeout)
         return self._whole
+
+    @property
+    def reference(self) -> list[Event]:
+        """The events of the reference restricted to the claim, on the unsplit message
+        (made once, when a check asks for them)."""
+        if self._reference is None:
+            claim = self.claim
+            detector = StreamDetector(
+                self.tools, dialects=claim.dialects, empty_tools=claim.empty_tools
+            )
+            self._reference = [*detector.feed(self.text), *detector.finish()]
+        return self._reference
+
+    def _shown_anyway(self) -> dict[str, int]:
+        """The claimed markers the restricted reference shows (as text or a rejected
+        block's content), per marker: a detector showing them too leaks nothing."""
+        if self.leak is None:
+            return {}
+        counts: dict[str, int] = {}
+        for event in self.reference:
+            shown = event.text if isinstance(event, Text) else getattr(event, "content", "")
+            for match in self.leak.finditer(shown if isinstance(shown, str) else ""):
+                counts[match.group()] = counts.get(match.group(), 0) + 1
+        return counts
 
     def trace(self, chunks: Sequence[str], *, states: bool = False) -> Trace:
         """One chunking through a fresh detector."""
@@ -135,15 +180,22 @@ class Judge:
         """Every requested check on a run the caller traced (the TUI traces step by step)."""
         wanted = self.checks if checks is None else checks_of(checks)
         on_trace = self.trace_checks if checks is None else [c for c in wanted if c in TRACE_CHECKS]
+        whole = self.whole
+        spans_skipped: dict[str, str] = {}
+        if self._text_spans_only and any(not isinstance(e, Text) for e in self.reference):
+            spans = (Check.CONSERVATION, Check.HOLDBACK)
+            spans_skipped = {c: TEXT_SPANS_ONLY for c in on_trace if c in spans}
+            on_trace = [c for c in on_trace if c not in spans]
         verdict = check_trace(
             trace,
-            whole=self.whole,
+            whole=whole,
             checks=on_trace,
             expectation=self.expectation,
             bound=self.bound,
             leak=self.leak,
+            shown_anyway=self._shown_anyway,
         )
-        skipped = verdict.skipped
+        skipped = {**spans_skipped, **verdict.skipped}
         if Check.EXPECTED in self.not_judged and Check.EXPECTED in skipped:
             skipped = {**skipped, Check.EXPECTED: self.not_judged[Check.EXPECTED]}
         verdict = Verdict(self._claimed(verdict.violations), verdict.ran, skipped)
