@@ -37,6 +37,8 @@ class Bug(enum.Enum):
     INDEX_REUSED = "index_reused"
     # The opening marker is looked for in each chunk alone: split across chunks, it leaks.
     PER_CHUNK_MARKER = "per_chunk_marker"
+    # CLOSE inside a JSON string closes the block (as a regex over the body would).
+    CLOSE_IN_STRING = "close_in_string"
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,12 +58,60 @@ class StreamingParseResult:
     calls: list[ToolCallItem] = field(default_factory=list)
 
 
+HEAD = 4096  # a call's name and "arguments" key are looked for this far into its body
+
+
+class _Body:
+    """A block's body as it grows. Appending, and reading its recent end, cost what they
+    read: never a copy of the whole body per chunk (the seeds' quadratic re-join)."""
+
+    __slots__ = ("_head", "_length", "_parts")
+
+    def __init__(self) -> None:
+        self._parts: list[str] = []
+        self._length = 0
+        self._head = ""  # its first HEAD characters
+
+    def __len__(self) -> int:
+        return self._length
+
+    def append(self, text: str) -> None:
+        if text:
+            self._parts.append(text)
+            self._length += len(text)
+            if len(self._head) < HEAD:
+                self._head = (self._head + text)[:HEAD]
+
+    @property
+    def head(self) -> str:
+        return self._head
+
+    def since(self, position: int) -> str:
+        """``body[position:]``, joined from the parts it spans."""
+        want, size, index = self._length - position, 0, len(self._parts)
+        while index and size < want:
+            index -= 1
+            size += len(self._parts[index])
+        tail = "".join(self._parts[index:])
+        return tail[len(tail) - want :] if want > 0 else ""
+
+    def cut(self, length: int) -> str:
+        """Keep the first ``length`` characters; return the rest."""
+        whole = self.since(0)
+        self._parts, self._length = ([whole[:length]] if length else []), length
+        return whole[length:]
+
+
 @dataclass(slots=True)
 class _Block:
     """The call being read: its body so far and what of it has been streamed."""
 
     index: int
-    body: str = ""
+    body: _Body = field(default_factory=_Body)
+    json: bool | None = None  # does the body start with "{"? None until its first character
+    close_scanned: int = 0  # body offset up to which CLOSE has been looked for
+    close_in_string: bool = False  # that scan is inside a JSON string
+    close_escaped: bool = False
     name_sent: bool = False
     arguments_start: int | None = None  # body offset of the arguments value
     arguments_end: int | None = None  # just past its closing brace, once seen
@@ -117,16 +167,49 @@ class HermesParser:
     def _in_block(self, rest: str, text: list[str], calls: list[ToolCallItem]) -> str:
         block = self._block
         assert block is not None
-        block.body += rest
-        at = block.body.find(CLOSE, self._close_from)
+        block.body.append(rest)
+        at = self._find_close(block)
         if at < 0:
-            self._close_from = max(0, len(block.body) - len(CLOSE) + 1)
             self._stream(block, calls)
             return ""
-        after = block.body[at + len(CLOSE) :]
-        block.body = block.body[:at]
+        after = block.body.cut(at)[len(CLOSE) :]
+        self._stream(block, calls)  # what a shorter chunk would have streamed already
         text.append(self._close(calls))
         return after
+
+    def _find_close(self, block: _Block) -> int:
+        """Where CLOSE starts in the body, or -1; in a JSON body (one that starts with "{"),
+        not inside a string (policy 4). Each character is looked at once."""
+        if block.json is None and block.body.head.strip():
+            block.json = block.body.head.lstrip().startswith("{")
+        if block.json is None:
+            return -1
+        if not block.json or Bug.CLOSE_IN_STRING in self.bugs:
+            start = self._close_from
+            at = block.body.since(start).find(CLOSE)
+            self._close_from = max(0, len(block.body) - len(CLOSE) + 1)
+            return at if at < 0 else start + at
+        start = block.close_scanned
+        body = block.body.since(start)
+        position = 0
+        while position < len(body):
+            char = body[position]
+            if block.close_in_string:
+                if block.close_escaped:
+                    block.close_escaped = False
+                elif char == "\\":
+                    block.close_escaped = True
+                elif char == '"':
+                    block.close_in_string = False
+            elif char == '"':
+                block.close_in_string = True
+            elif char == "<" and body.startswith(CLOSE, position):
+                return start + position
+            elif char == "<" and CLOSE.startswith(body[position:]):
+                break  # a possible CLOSE cut off by the chunk: look again when more comes
+            position += 1
+        block.close_scanned = start + position
+        return -1
 
     def _close(self, calls: list[ToolCallItem]) -> str:
         """Finish the block: the rest of the call, or its body as text if it is no call
@@ -134,29 +217,36 @@ class HermesParser:
         block, self._block = self._block, None
         assert block is not None
         try:
-            parsed = json.loads(block.body)
+            body = block.body.since(0)
+            parsed = json.loads(body)
         except ValueError:
             parsed = None
         if not (isinstance(parsed, dict) and isinstance(parsed.get("name"), str)):
-            return block.body if not block.name_sent else ""
-        self._stream(block, calls)
+            # Not a call: its body is shown (as the reference shows a rejected block's),
+            # also when a name already went out (the adapter then rejects that call).
+            return body
+        self._stream(block, calls, final=True)
         if not block.name_sent:
             calls.append(ToolCallItem(block.index, parsed["name"]))
         if block.arguments_end is None:  # no arguments, or not an object: sent whole
             calls.append(ToolCallItem(block.index, None, json.dumps(parsed.get("arguments", {}))))
         return ""
 
-    def _stream(self, block: _Block, calls: list[ToolCallItem]) -> None:
-        """Send the name once it is whole, then the arguments' text as far as it has come."""
+    def _stream(self, block: _Block, calls: list[ToolCallItem], *, final: bool = False) -> None:
+        """Send the name once it is whole, then the arguments' text as far as it has come;
+        only from a JSON body (one that starts with "{"). The arguments' closing brace
+        waits for the block to parse (``final``): a malformed block never completes a call."""
+        if not block.json:
+            return
         if block.arguments_start is None:
-            found = _ARGUMENTS.search(block.body)
+            found = _ARGUMENTS.search(block.body.head)
             if found is not None:
                 block.arguments_start = block.scanned = found.end()
         if block.arguments_start is not None and block.arguments_end is None:
             _scan_value(block)
         name_now = False
         if not block.name_sent:
-            found = _NAME.search(block.body)
+            found = _NAME.search(block.body.head)
             if found is None:
                 return  # the arguments wait for the name
             calls.append(ToolCallItem(block.index, json.loads(f'"{found[1]}"')))
@@ -164,20 +254,22 @@ class HermesParser:
         if block.arguments_start is None:
             return
         end = block.arguments_end if block.arguments_end is not None else block.scanned
+        if block.arguments_end is not None and not final:
+            end -= 1
         start = max(block.sent, block.arguments_start)
         if end > start and not (name_now and Bug.ARGUMENTS_WITH_NAME_DROPPED in self.bugs):
-            calls.append(ToolCallItem(block.index, None, block.body[start:end]))
+            calls.append(ToolCallItem(block.index, None, block.body.since(start)[: end - start]))
         block.sent = max(end, start)
 
 
 def _scan_value(block: _Block) -> None:
     """Count braces of the arguments value up to the body's end (strings skipped)."""
-    body = block.body
-    if block.scanned == block.arguments_start and body[block.scanned] != "{":
-        block.scanned = block.arguments_start  # not an object: sent whole when the block closes
-        return
-    for position in range(block.scanned, len(body)):
-        char = body[position]
+    start = block.scanned
+    body = block.body.since(start)
+    if start == block.arguments_start and body[:1] != "{":
+        return  # not an object: sent whole when the block closes
+    for offset, char in enumerate(body):
+        position = start + offset
         if block.in_string:
             if block.escaped:
                 block.escaped = False
@@ -194,4 +286,4 @@ def _scan_value(block: _Block) -> None:
             if block.depth == 0:
                 block.arguments_end = block.scanned = position + 1
                 return
-    block.scanned = len(body)
+    block.scanned = len(block.body)

@@ -80,3 +80,20 @@ def hermes_factory(
         )
 
     return factory
+
+
+def correct_hermes() -> IncrementalCallDetector:
+    """The correct parser, as ``tcr replay --detector parsers.shapes:correct_hermes`` loads it
+    (``tests`` on ``PYTHONPATH``); it claims what it parses."""
+    return hermes_factory()()
+
+
+correct_hermes.tcr_claim = ["hermes"]  # type: ignore[attr-defined]
+
+
+def buggy_hermes() -> IncrementalCallDetector:
+    """The parser with every ``Bug`` switched on at once: each must be its own finding."""
+    return hermes_factory(bugs=tuple(Bug))()
+
+
+buggy_hermes.tcr_claim = ["hermes"]  # type: ignore[attr-defined]
