@@ -595,6 +595,8 @@ def _why_skipped(
         return crashed
     if check is Check.WARM_COLD:
         return "needs a detector factory: see check_warm_cold()"
+    if check is Check.COST:
+        return "times a detector factory on a probe message: see tcr.cost.measure_cost()"
     if check is Check.EXPECTED:
         return "no expectation" if expectation is None else crashed
     if check is Check.NO_LEAK and leak is None:

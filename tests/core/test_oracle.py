@@ -193,6 +193,7 @@ def test_foreign_detector_without_raw_skips_what_needs_raw_and_runs_the_rest() -
         "conservation": "events carry no raw spans",
         "holdback": "events carry no raw spans",
         "expected": "no expectation",
+        "cost": "times a detector factory on a probe message: see tcr.cost.measure_cost()",
     }
     assert "invariance" in verdict.ran
     assert "no_leak" in verdict.ran
