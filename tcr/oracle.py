@@ -30,6 +30,7 @@ from typing import Any
 from tcr._verdict import (
     CARET,
     CHECKS,
+    RECORDING_CHECKS,
     TRACE_CHECKS,
     Check,
     Verdict,
@@ -54,6 +55,7 @@ __all__ = [
     "CARET",
     "CHECKS",
     "NO_MARKER",
+    "RECORDING_CHECKS",
     "TRACE_CHECKS",
     "Check",
     "Expectation",

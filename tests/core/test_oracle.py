@@ -193,7 +193,6 @@ def test_foreign_detector_without_raw_skips_what_needs_raw_and_runs_the_rest() -
         "conservation": "events carry no raw spans",
         "holdback": "events carry no raw spans",
         "expected": "no expectation",
-        "cost": "times a detector factory on a probe message: see tcr.cost.measure_cost()",
     }
     assert "invariance" in verdict.ran
     assert "no_leak" in verdict.ran
@@ -349,6 +348,7 @@ def test_check_trace_says_why_it_skipped_checks() -> None:
         "holdback": "no whole run to compare with",
         "warm_cold": "needs a detector factory: see check_warm_cold()",
         "expected": "no expectation",
+        "cost": "times a detector factory on a probe message: see tcr.cost.measure_cost()",
     }
 
 
