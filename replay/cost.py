@@ -10,15 +10,15 @@ its work is done in another process.
 
 from __future__ import annotations
 
-import shlex
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 from typing import Any
 
-from tcr.claims import Claim
+from tcr.claims import EVERYTHING
 from tcr.cost import KIND, SHAPE, Cost, measure_cost
+from tcr.cost import reproducer as cost_reproducer
 from tcr.detector.loader import DetectorSpec
 from tcr.errors import FactoryError
 from tcr.oracle import Check, Violation
@@ -80,8 +80,5 @@ def _failure(detector: DetectorSpec, violation: Violation) -> Failure:
 
 
 def reproducer(detector: DetectorSpec, dialect: str = "") -> str:
-    """``tcr replay --check cost`` for this detector; a dialect's finding narrows the claim
-    to that dialect, so the probe is that dialect's and the run is shorter."""
-    if dialect:
-        detector = replace(detector, claim=Claim(frozenset({dialect}), detector.claim.empty_tools))
-    return shlex.join(["tcr", "replay", "--check", str(Check.COST), *detector.options()])
+    """``tcr replay --check cost`` for this detector (``tcr.cost.reproducer``)."""
+    return cost_reproducer(replace(detector, claim=EVERYTHING).options(), detector.claim, dialect)

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import gc
 import math
+import shlex
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
@@ -65,6 +66,7 @@ __all__ = [
     "Settings",
     "measure_cost",
     "probe",
+    "reproducer",
 ]
 
 CHUNK = 8  # characters per feed: small, as tokens are, so per-chunk work adds up
@@ -421,3 +423,12 @@ def _violations(meter: _Meter) -> tuple[Violation, ...]:
 
 def _violation(growth: Growth, dialect: str, settings: Settings) -> Violation:
     return Violation(Check.COST, growth.describe(settings.chunk), None, None, "", KIND, dialect)
+
+
+def reproducer(detector: Sequence[str], claim: Claim, dialect: str = "") -> str:
+    """The command that measures again: ``tcr replay --check cost`` with the options that
+    choose ``detector`` (without its claim) and the claim, narrowed to ``dialect`` for a
+    dialect's finding (its probe alone, a shorter run showing the same signature)."""
+    if dialect:
+        claim = Claim(frozenset({dialect}), claim.empty_tools)
+    return shlex.join(["tcr", "replay", "--check", str(Check.COST), *detector, *claim.options()])

@@ -186,14 +186,15 @@ class RejoinsBuffer(_Broken):
         "(PR #879): right events, quadratic time"
     )
 
+    def reset(self) -> None:
+        super().reset()
+        self.closed_seen = False
+
     def feed(self, chunk: str) -> list[Event]:
         block = self._block
-        if block is not None:
-            body = block.joined() + block.carry + chunk  # the re-join of the seeds
-            if not any(close in body for close in block.dialect.closes):
-                block.carry += chunk  # scanned again with the next chunk, as the re-join is
-                self._offset += len(chunk)
-                return []
+        if block is not None:  # the seeds' re-join and re-scan; the lexer below decides
+            body = block.joined() + block.carry + chunk
+            self.closed_seen = any(close in body for close in block.dialect.closes)
         return super().feed(chunk)
 
 
