@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tcr.claims import EVERYTHING, Claim
+from tcr.cost import Cost
 from tcr.errors import EXIT_OK
 from tcr.oracle import Check, Violation
 from tcr.rechunk import Chunking, splits_spec
@@ -89,6 +90,7 @@ class FuzzReport:
     shard: tuple[int, int] | None = None  # (k, n): the k-th of n shares of the search
     jobs: int = 1  # processes
     claim: Claim = EVERYTHING  # what the detector was judged against
+    cost: Cost | None = None  # the cost check's measurements (None: not run, e.g. shard 2 of 3)
 
     @property
     def examples(self) -> int:

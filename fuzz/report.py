@@ -14,6 +14,7 @@ from tcr import sarif
 from tcr._runtime import junit
 from tcr._runtime.report_files import write_sarif_log
 from tcr.claims import EVERYTHING
+from tcr.oracle import Check
 
 from .model import Finding, FuzzReport
 from .truth import Truth
@@ -63,6 +64,8 @@ def render(report: FuzzReport, console: Console) -> None:
         f"{report.mutated:,} mutated) in {report.search_seconds:.1f} s, {rate}",
         highlight=False,
     )
+    if report.cost is not None:
+        console.print(f"cost: {escape(report.cost.summary())}", highlight=False)
     if not report.findings:
         console.print("[green]no violation[/]")
         return
@@ -88,6 +91,15 @@ def _scale_out(report: FuzzReport) -> list[str]:
 
 def _render_finding(finding: Finding, console: Console) -> None:
     case, v = finding.case, finding.violation
+    if v.check is Check.COST:  # the probe message, once per run: nothing shrunk or saved
+        console.print(
+            f"\n[bold red]{escape(str(finding.signature))}[/]: the probe message, once per run",
+            highlight=False,
+        )
+        console.print(f"[bold red]{v.check}[/]: {escape(v.message)}", highlight=False)
+        console.print("  reproduce with:", highlight=False)
+        console.print(f"    {escape(finding.replay_command)}", soft_wrap=True, highlight=False)
+        return
     console.print(
         f"\n[bold red]{escape(str(finding.signature))}[/]: "
         f"{_plural(finding.count, 'example')} showed it",
@@ -121,11 +133,12 @@ def write_junit(report: FuzzReport, path: str | Path) -> None:
     """One test case for generated messages and one for mutated recordings."""
     by_kind: dict[str, list[Finding]] = {}
     for finding in report.findings:
-        kind = "mutated" if finding.case.origin.startswith("mutated") else "generated"
-        by_kind.setdefault(kind, []).append(finding)
+        by_kind.setdefault(_kind(finding), []).append(finding)
     kinds = [("generated", report.generated)]
     if report.recordings:
         kinds.append(("mutated", report.mutated))
+    if report.cost is not None:
+        kinds.append(("cost probe", 1))
     properties: list[tuple[str, str]] = []
     if report.shard is not None:
         properties.append(("shard", "{}/{}".format(*report.shard)))
@@ -136,7 +149,10 @@ def write_junit(report: FuzzReport, path: str | Path) -> None:
         classname += " shard {}/{}".format(*report.shard)
     cases = []
     for kind, examples in kinds:
-        case = junit.Case(classname, f"{kind} ({examples} examples)", report.search_seconds)
+        name = kind if kind == "cost probe" else f"{kind} ({examples} examples)"
+        case = junit.Case(classname, name, report.search_seconds)
+        if kind == "cost probe" and report.cost is not None and report.cost.skipped:
+            case = replace(case, outcome=junit.Outcome.SKIPPED, message=report.cost.skipped)
         found = by_kind.get(kind)
         if found:
             first = found[0]
@@ -151,6 +167,13 @@ def write_junit(report: FuzzReport, path: str | Path) -> None:
             )
         cases.append(case)
     junit.write_suite(path, "tcr fuzz", cases, seconds=report.seconds, properties=properties)
+
+
+def _kind(finding: Finding) -> str:
+    """Which JUnit case a finding belongs to."""
+    if finding.check is Check.COST:
+        return "cost probe"
+    return "mutated" if finding.case.origin.startswith("mutated") else "generated"
 
 
 def _junit_details(finding: Finding) -> str:
@@ -181,7 +204,10 @@ def _sarif_result(report: FuzzReport, finding: Finding) -> sarif.Result:
         f"{v.check} fails on a {kind} case that tcr fuzz found after "
         f"{_plural(finding.found_after, 'example')} (seed {report.seed}): {v.message}{where}. "
     )
-    if finding.saved is not None:
+    if v.check is Check.COST:
+        message = f"{v.check} fails (tcr fuzz, seed {report.seed}): {v.message}. "
+        message += f"Reproduce with: {finding.replay_command}"
+    elif finding.saved is not None:
         message += f"Saved as {finding.saved}; reproduce with: {finding.replay_command}"
     else:
         message += f"Chunks: {list(case.chunks)!r}"
@@ -197,15 +223,24 @@ def _sarif_result(report: FuzzReport, finding: Finding) -> sarif.Result:
     }
     if finding.saved is not None:
         properties |= {"reproducer": finding.replay_command, "step_through": finding.tui_command}
+    elif v.check is Check.COST:
+        properties |= {"reproducer": finding.replay_command}
     return sarif.Result(
         v.check,
         message,
         None if finding.saved is None else str(finding.saved),
-        ("fuzz", report.detector, v.check, json.dumps(list(case.chunks), ensure_ascii=False)),
+        ("fuzz", report.detector, v.check, _identity(finding)),
         chunk=v.chunk,
         offset=v.offset,
         properties=properties,
     )
+
+
+def _identity(finding: Finding) -> str:
+    """What names a finding from run to run: its case, or for cost (no case) its dialect."""
+    if finding.check is Check.COST:
+        return f"probe {finding.violation.dialect}"
+    return json.dumps(list(finding.case.chunks), ensure_ascii=False)
 
 
 def to_sarif(report: FuzzReport, *, root: Path | None = None) -> dict[str, Any]:

@@ -38,7 +38,7 @@ from hypothesis import strategies as st
 from tcr._runtime.pool import pickled_for_workers
 from tcr.claims import Claim
 from tcr.detector.loader import REFERENCE, DetectorSpec, Factory, resolve_detector
-from tcr.errors import TcrError
+from tcr.errors import FactoryError, TcrError
 from tcr.minimize import FLAKY, NotFailing, minimize_splits, minimize_text
 from tcr.oracle import Check, Violation
 from tcr.shard import check_shard
@@ -46,6 +46,7 @@ from tcr.signature import TIMEOUT, Signature, key, signature
 from tcr.time_limit import check_timeout
 
 from .check import CaseChecker, FactoryFailed
+from .cost import cost_findings
 from .model import Case, Finding, FuzzReport
 from .mutate import OPS_BYTES, Seed, decode_mutant, load_seeds
 from .pool import run_workers, shared
@@ -360,22 +361,36 @@ def run(
         pickled_for_workers(plan.factory)
     count = batch_count(max_examples, shard)
     workers = jobs if count is None else max(1, min(jobs, count))  # no idle worker
+    started = time.perf_counter()  # the budget counts the cost probe too
     try:
+        if shard is None or shard[0] == 1:  # once per run: the first shard's
+            report.cost, found = cost_findings(plan.factory, plan.spec, plan.claim, plan.timeout)
+            report.findings = found[: plan.max_findings]
+            if plan.max_findings is not None and len(report.findings) >= plan.max_findings:
+                report.stopped = "failure" if plan.exitfirst else "max_findings"
+                report.seconds = time.perf_counter() - started
+                return report
         if workers > 1:
-            _search_in_processes(report, plan, workers, save, on_progress)
+            _search_in_processes(report, plan, workers, save, on_progress, started)
         else:
-            _search(report, plan, save, on_progress)
+            _search(report, plan, save, on_progress, started)
+    except FactoryError as error:  # the cost probe's factory failed
+        raise TcrError(str(error)) from None
     except FactoryFailed as error:
         raise TcrError(str(error)) from None  # it names the factory
     return report
 
 
 def _search(
-    report: FuzzReport, plan: _Plan, save: str | Path | None, on_progress: Progress | None
+    report: FuzzReport,
+    plan: _Plan,
+    save: str | Path | None,
+    on_progress: Progress | None,
+    run_started: float,
 ) -> None:
     started = time.perf_counter()
     checker = CaseChecker(plan.factory, plan.timeout, plan.claim)
-    search = _Search(checker, _deadline(started, report.budget_s), started)
+    search = _Search(checker, _deadline(run_started, report.budget_s), started)
     _run_batches(
         report,
         plan,
@@ -384,7 +399,7 @@ def _search(
         on_progress,
     )
     report.findings = [_saved(f, report, plan, save) for f in report.findings]
-    report.seconds = time.perf_counter() - started
+    report.seconds = time.perf_counter() - run_started
 
 
 def _search_in_processes(
@@ -393,8 +408,10 @@ def _search_in_processes(
     workers: int,
     save: str | Path | None,
     on_progress: Progress | None,
+    run_started: float,
 ) -> None:
     started, wall_started = time.perf_counter(), time.time()
+    spent = started - run_started  # on the cost probe: the workers' budget is what is left
 
     def progress(generated: int, mutated: int) -> None:
         report.generated, report.mutated = generated, mutated
@@ -402,7 +419,7 @@ def _search_in_processes(
         if on_progress is not None:
             on_progress(report)
 
-    work = (plan, report, workers, wall_started)
+    work = (plan, report, workers, wall_started, spent)
     parts = run_workers(_work, [work] * workers, on_counts=progress)
     report.generated = sum(part.generated for part in parts)
     report.mutated = sum(part.mutated for part in parts)
@@ -411,11 +428,11 @@ def _search_in_processes(
     report.stopped = next(
         (why for why in ("failure", "max_findings", "budget") if why in stops), "max_examples"
     )
-    merged = merge_findings([part.findings for part in parts])
+    merged = [*report.findings, *merge_findings([part.findings for part in parts])]
     if plan.max_findings is not None:
         merged = merged[: plan.max_findings]
     report.findings = [_saved(f, report, plan, save) for f in merged]
-    report.seconds = time.perf_counter() - started
+    report.seconds = time.perf_counter() - run_started
 
 
 def merge_findings(parts: Sequence[Sequence[Finding]]) -> list[Finding]:
@@ -432,11 +449,12 @@ def merge_findings(parts: Sequence[Sequence[Finding]]) -> list[Finding]:
 
 
 def _work(
-    worker: int, plan: _Plan, whole: FuzzReport, workers: int, wall_started: float
+    worker: int, plan: _Plan, whole: FuzzReport, workers: int, wall_started: float, spent: float
 ) -> FuzzReport:
     """One worker process's part of the search, findings shrunk (not saved)."""
     state = shared()
-    # the run's start on this process's clock: the budget is the wall time of the whole run
+    # the search's start on this process's clock; the budget is the wall time of the whole
+    # run, ``spent`` of it already on the cost probe
     started = time.perf_counter() - (time.time() - wall_started)
     part = FuzzReport(
         whole.detector,
@@ -450,7 +468,8 @@ def _work(
     checker = CaseChecker(plan.factory, plan.timeout, plan.claim)
     # Only --exitfirst lets one worker's finding stop the others.
     claim = state.claim if plan.exitfirst else _always
-    search = _Search(checker, _deadline(started, whole.budget_s), started, state.stopped, claim)
+    deadline = _deadline(started - spent, whole.budget_s)
+    search = _Search(checker, deadline, started, state.stopped, claim)
     schedule = batches(
         whole.seed, whole.max_examples, shard=whole.shard, jobs=workers, worker=worker
     )
@@ -632,7 +651,7 @@ def _shortest(case: Case, checker: CaseChecker, target: Signature) -> Case | Non
 
 
 def _saved(finding: Finding, report: FuzzReport, plan: _Plan, save: str | Path | None) -> Finding:
-    if save is None:
+    if save is None or finding.check is Check.COST:  # a probe, rebuilt by its reproducer
         return finding
     path = save_case(finding, Path(save), seed=report.seed, detector=plan.spec)
     detector = None if plan.spec == REFERENCE else plan.spec

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from tcr.claims import EVERYTHING, Claim
+from tcr.cost import Cost
 from tcr.errors import EXIT_ERROR, EXIT_OK
 from tcr.oracle import Check, Violation
 from tcr.signature import Signature
@@ -144,6 +145,10 @@ class Report:
     seconds: float = 0.0
     stopped_early: bool = False  # -x: stopped at the first failure
     claim: Claim = EVERYTHING  # what the detector was judged against
+    # The cost check's row (``--check cost``; once per run, not per recording: replay/cost.py)
+    # and its measurements; None when it did not run.
+    cost: Outcome | None = None
+    cost_measured: Cost | None = None
 
     @property
     def recordings(self) -> int:
@@ -163,8 +168,13 @@ class Report:
         return sum(o.chars for o in self.outcomes)
 
     @property
+    def rows(self) -> list[Outcome]:
+        """Every row of the report: recording x strategy, then the cost check's."""
+        return [*self.outcomes, *([self.cost] if self.cost is not None else [])]
+
+    @property
     def failures(self) -> list[tuple[Outcome, Failure]]:
-        return [(o, f) for o in self.outcomes for f in o.failures]
+        return [(o, f) for o in self.rows for f in o.failures]
 
     @property
     def findings(self) -> list[FindingGroup]:
@@ -177,7 +187,7 @@ class Report:
     @property
     def exit_code(self) -> int:
         """2 when an input could not be used (or the detector crashed), else 1 on a violation."""
-        if self.errors or any(o.error for o in self.outcomes):
+        if self.errors or any(o.error for o in self.rows):
             return EXIT_ERROR
         # a crash is an error: a plug-in that raises is unusable input (and is reported)
         return max((f.violation.check.exit_code for _, f in self.failures), default=EXIT_OK)
@@ -197,6 +207,24 @@ class Report:
             "errors": [{"path": e.path, "message": e.message} for e in self.errors],
             "findings": [g.to_dict() for g in self.findings],
             "outcomes": [o.to_dict() for o in self.outcomes],
+            "cost": None if self.cost is None else self._cost_dict(self.cost),
+        }
+
+    def _cost_dict(self, row: Outcome) -> dict[str, Any]:
+        measured = self.cost_measured.measured if self.cost_measured is not None else ()
+        return {
+            **row.to_dict(),
+            "measured": [
+                {
+                    "probe": g.probe,
+                    "small": g.small,
+                    "large": g.large,
+                    "seconds": [round(t, 6) for t in g.seconds],
+                    "growth": round(g.ratio, 3),
+                    "at_least": g.at_least,
+                }
+                for g in measured
+            ],
         }
 
 

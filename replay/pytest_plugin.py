@@ -75,12 +75,14 @@ class ReplayItem(pytest.Item):
 
     def runtest(self) -> None:
         from tcr.errors import EXIT_OK
+        from tcr.oracle import RECORDING_CHECKS
         from tcr.replay import run
 
         config = self.config
         report = run(
             [self.path],
             strategies=[self.strategy],
+            checks=RECORDING_CHECKS,  # cost times the detector, once: no test of a recording
             runs=config.getoption("tcr_runs"),
             seed=config.getoption("tcr_seed"),
             detector=config.getoption("tcr_detector"),

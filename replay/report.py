@@ -40,7 +40,7 @@ def render(report: Report, console: Console) -> None:
     table.add_column("chars", justify="right")
     table.add_column("result")
     table.add_column("time", justify="right")
-    for o in report.outcomes:
+    for o in report.rows:
         if o.error:
             result = f"[bold red]ERROR[/] {escape(o.error)}"
         elif o.failures:
@@ -49,6 +49,8 @@ def render(report: Report, console: Console) -> None:
             result = "[yellow]skipped[/] " + escape("; ".join(o.skipped.values()))
         else:
             result = "[green]pass[/]"
+        if o is report.cost and report.cost_measured is not None and o.checks:
+            result += f" [dim]({escape(report.cost_measured.summary())})[/]"
         if o.incomplete:
             result += " [dim](incomplete recording)[/]"
         table.add_row(
@@ -91,11 +93,10 @@ ALSO_SHOWN = 4  # other places a finding showed, listed by name; the rest are co
 def _render_group(console: Console, group: FindingGroup) -> None:
     outcome, failure = group.first
     console.print()
-    console.print(
-        f"[bold red]{escape(str(group.signature))}[/]: "
-        f"{_plural(group.recordings, 'recording')}, {_plural(group.strategies, 'strategy')}",
-        highlight=False,
-    )
+    where = f"{_plural(group.recordings, 'recording')}, {_plural(group.strategies, 'strategy')}"
+    if group.signature.check == Check.COST:
+        where = "the probe message, once per run"
+    console.print(f"[bold red]{escape(str(group.signature))}[/]: {where}", highlight=False)
     _render_failure(console, outcome, failure)
     others: dict[str, list[str]] = {}
     for o, _ in group.failures[1:]:
@@ -120,11 +121,15 @@ def _render_failure(console: Console, outcome: Outcome, failure: Failure) -> Non
     if v.excerpt:
         where = f"chunk {v.chunk}, offset {v.offset}"
         console.print(f"  at {where}: {escape(v.excerpt)}", highlight=False)
-    if failure.signature.kind == TIMEOUT:
-        shrunk = "not shrunk (each try could take the whole time limit)"
+    if v.check is Check.COST:  # a probe message, not a recording: nothing to shrink
+        console.print("  reproduce with:")
+    elif failure.signature.kind == TIMEOUT:
+        console.print("  not shrunk (each try could take the whole time limit); reproduce with:")
     else:
-        shrunk = f"shrunk from {failure.original_splits} to {len(failure.splits)} split points"
-    console.print(f"  {shrunk}; reproduce with:")
+        console.print(
+            f"  shrunk from {failure.original_splits} to {len(failure.splits)} split points; "
+            "reproduce with:"
+        )
     console.print(f"    {escape(failure.reproducer)}", soft_wrap=True, highlight=False)
     if failure.snippet:
         console.print("  pin it as a regression test:")
@@ -138,7 +143,7 @@ def to_json(report: Report) -> str:
 
 def write_junit(report: Report, path: str | Path) -> None:
     """One test case per recording x strategy; unusable inputs are errored test cases."""
-    cases = [_junit_case(o) for o in report.outcomes]
+    cases = [_junit_case(o) for o in report.rows]
     cases += [
         junit.Case(e.path, "read", outcome=junit.Outcome.ERROR, message=e.message, kind="input")
         for e in report.errors
@@ -170,26 +175,34 @@ def _junit_case(o: Outcome) -> junit.Case:
 def sarif_results(report: Report) -> list[sarif.Result]:
     """One result per failure (per recording x strategy x check), crash and unusable input."""
     results = []
-    for outcome in report.outcomes:
+    for outcome in report.rows:
         if outcome.error:
             results.append(
                 sarif.Result(
                     Check.CRASH,
                     f"the detector could not be run on {outcome.path} under {outcome.strategy}: "
                     f"{outcome.error}",
-                    outcome.path,
+                    _location(report, outcome),
                     ("replay", outcome.recording, Check.CRASH, outcome.strategy),
                     properties={"recording": outcome.recording, "strategy": outcome.strategy},
                 )
             )
-        results += [_failure_result(outcome, failure) for failure in outcome.failures]
+        results += [
+            _failure_result(outcome, failure, _location(report, outcome))
+            for failure in outcome.failures
+        ]
     for error in report.errors:
         message = error.message if error.path in error.message else f"{error.path}: {error.message}"
         results.append(sarif.Result("input", message, error.path, ("replay", error.path, "input")))
     return results
 
 
-def _failure_result(outcome: Outcome, failure: Failure) -> sarif.Result:
+def _location(report: Report, outcome: Outcome) -> str | None:
+    """The recording a result is about; the cost check's row is about none."""
+    return None if outcome is report.cost else outcome.path
+
+
+def _failure_result(outcome: Outcome, failure: Failure, path: str | None) -> sarif.Result:
     v = failure.violation
     under = outcome.strategy
     if failure.label != outcome.strategy:
@@ -200,11 +213,19 @@ def _failure_result(outcome: Outcome, failure: Failure) -> sarif.Result:
         f"{failure.original_splits} to {len(failure.splits)} split points; reproduce with: "
         f"{failure.reproducer}"
     )
+    if path is None:  # the cost check: the probe, no recording
+        message = f"{v.check} fails: {v.message}. Reproduce with: {failure.reproducer}"
     return sarif.Result(
         v.check,
         message,
-        outcome.path,
-        ("replay", outcome.recording, v.check, outcome.strategy),
+        path,
+        (
+            "replay",
+            outcome.recording,
+            v.check,
+            outcome.strategy,
+            *([v.dialect] if not path else []),
+        ),
         chunk=v.chunk,
         offset=v.offset,
         properties={

@@ -17,11 +17,12 @@ from tcr.detector.loader import DetectorSpec, Factory, resolve_detector, unbound
 from tcr.errors import TcrError
 from tcr.expectation import Expectation
 from tcr.judge import Judge, checks_of
-from tcr.oracle import TRACE_CHECKS, Verdict
+from tcr.oracle import RECORDING_CHECKS, TRACE_CHECKS, Check, Verdict
 from tcr.rechunk import DEFAULT_STRATEGIES, parse_strategy
 from tcr.shard import check_shard, parse_shard
 from tcr.time_limit import check_timeout
 
+from .cost import cost_outcome
 from .engine import Plan, load
 from .jobs import Progress, replay_in_processes, split_tasks
 from .model import InputError, Report, display_path
@@ -87,6 +88,8 @@ def run(
     files = select_shard(files, shard)
     report = Report(claim=plan.detector.claim)
     started = time.perf_counter()
+    if not any(c in RECORDING_CHECKS for c in plan.checks):
+        files = []  # --check cost alone: no recording needs replaying
     tasks = split_tasks(files, plan, jobs) if jobs > 1 and not exitfirst else []
     if len(tasks) > 1:
         _stop_idle_harness(plan.detector)
@@ -99,8 +102,17 @@ def run(
             if plan.exitfirst and (report.failures or report.errors):
                 report.stopped_early = True
                 break
+    if _runs_cost(plan, shard) and not report.stopped_early:
+        report.cost, report.cost_measured = cost_outcome(plan.detector, plan.timeout)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _runs_cost(plan: Plan, shard: tuple[int, int] | None) -> bool:
+    """The cost check judges the detector, once per run: in the first shard of a sharded one
+    (the others would repeat it), never on the transport layer (it judges the decoders)."""
+    first = shard is None or shard[0] == 1
+    return Check.COST in plan.checks and plan.layer == "content" and first
 
 
 def select_shard(files: Sequence[Path], shard: tuple[int, int] | None) -> list[Path]:

@@ -21,6 +21,7 @@ from tcr.trace import Placed, Trace
 __all__ = [
     "CARET",
     "CHECKS",
+    "RECORDING_CHECKS",
     "TRACE_CHECKS",
     "Check",
     "Verdict",
@@ -48,6 +49,8 @@ class Check(enum.StrEnum):
     WARM_COLD = "warm_cold"
     EXPECTED = "expected"
     CRASH = "crash"
+    # Judged once per detector and run, on a probe message, not per recording (tcr.cost).
+    COST = "cost"
     # Not an oracle on events: re-split transport bytes must decode the same (ARCHITECTURE.md §6).
     TRANSPORT = "transport"
 
@@ -64,8 +67,11 @@ class Check(enum.StrEnum):
 
 # The oracles on a detector, in report order; TRANSPORT judges the decoders.
 CHECKS: tuple[Check, ...] = tuple(c for c in Check if c is not Check.TRANSPORT)
-# warm_cold judges a detector factory, not a trace: see tcr.warm_cold.
-TRACE_CHECKS: tuple[Check, ...] = tuple(c for c in CHECKS if c is not Check.WARM_COLD)
+# warm_cold judges a detector factory, not a trace: see tcr.warm_cold; cost times a
+# detector on a probe message of its own: see tcr.cost.
+TRACE_CHECKS: tuple[Check, ...] = tuple(c for c in CHECKS if c not in (Check.WARM_COLD, Check.COST))
+# What a recording is replayed for: every check but cost, which needs no recording.
+RECORDING_CHECKS: tuple[Check, ...] = tuple(c for c in CHECKS if c is not Check.COST)
 
 
 @dataclass(frozen=True, slots=True)

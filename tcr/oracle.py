@@ -30,6 +30,7 @@ from typing import Any
 from tcr._verdict import (
     CARET,
     CHECKS,
+    RECORDING_CHECKS,
     TRACE_CHECKS,
     Check,
     Verdict,
@@ -54,6 +55,7 @@ __all__ = [
     "CARET",
     "CHECKS",
     "NO_MARKER",
+    "RECORDING_CHECKS",
     "TRACE_CHECKS",
     "Check",
     "Expectation",
@@ -611,6 +613,8 @@ def _why_skipped(
         return crashed
     if check is Check.WARM_COLD:
         return "needs a detector factory: see check_warm_cold()"
+    if check is Check.COST:
+        return "times a detector factory on a probe message: see tcr.cost.measure_cost()"
     if check is Check.EXPECTED:
         return "no expectation" if expectation is None else crashed
     if check is Check.NO_LEAK and leak is None:

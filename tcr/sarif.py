@@ -106,6 +106,17 @@ RULES: Final[tuple[Rule, ...]] = (
         "Run the reproducer with --debug or tcr tui to stop at the failing call.",
     ),
     Rule(
+        "cost",
+        "Cost",
+        "Time per character does not grow with the message.",
+        "A probe message (plain text and a long call per claimed dialect) is fed in chunks "
+        "of 8 characters at n and at 4n characters; the time per character at 4n over that "
+        "at n is about 1 for a linear detector and 4 for one that re-joins or re-scans its "
+        "buffer on every chunk. A result means that ratio was 2 or more, twice.",
+        "Keep a running position (or the last few characters) instead of re-joining or "
+        "re-scanning the whole buffer or block per chunk (policy 4).",
+    ),
+    Rule(
         "input",
         "InputError",
         "A recording or the detector could not be used.",

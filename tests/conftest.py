@@ -40,6 +40,12 @@ Markers (registered in pyproject.toml):
     process  starts a subprocess, a process pool or a server on a port; marked here
              for the fixtures and modules that do, else at the test
 
+The cost check (tcr.cost) times the detector once per tcr.replay.run() and
+tcr.fuzz.run(). Tests about something else get it measured as linear at once
+(``_cost_not_timed`` below): hundreds of runs would each spend ~0.4 s of CPU on the
+probe, and no test's verdict should hang on the machine's load. The cost tests
+(modules named ``test_*cost*``) measure for real, on a virtual or the real clock.
+
 The fast loop while developing is ``python -m pytest -m "not live and not slow"``;
 ``python -m pytest`` (what CI runs) runs everything.
 """
@@ -112,3 +118,17 @@ def _has_a_large_recording(item: pytest.Item) -> bool:
         and value.stat().st_size > LARGE_RECORDING_BYTES
         for value in params
     )
+
+
+@pytest.fixture(autouse=True)
+def _cost_not_timed(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cost probe answered as linear, outside the cost tests (module docstring)."""
+    if "cost" in request.node.path.name:
+        return
+    from tcr.cost import EVERY, Cost, Growth
+    from tcr.fuzz import cost as fuzz_cost
+    from tcr.replay import cost as replay_cost
+
+    linear = Cost((), (Growth(EVERY, 2048, 8192, (0.02, 0.08), 1.0),))
+    monkeypatch.setattr(replay_cost, "measure_cost", lambda factory, **kwargs: linear)
+    monkeypatch.setattr(fuzz_cost, "measure_cost", lambda factory, **kwargs: linear)

@@ -35,7 +35,7 @@ from tcr.rechunk import STRATEGY_FORMS
 from tcr.stdio import command_factory
 
 if TYPE_CHECKING:
-    from tcr.replay import Report
+    from tcr.replay.model import Failure, Outcome
 
 EPILOG = (
     """\b
@@ -179,8 +179,9 @@ def replay(
         (junit, lambda path: write_junit(report, path)),
         (sarif, lambda path: write_sarif(report, path)),
     )
-    if debug and report.failures and detector_cmd is None:
-        _debug(report, chosen, parse_tools(tools))
+    replayed = [(o, f) for o, f in report.failures if o is not report.cost]  # a recording's
+    if debug and replayed and detector_cmd is None:
+        _debug(replayed[0], chosen, parse_tools(tools))
     sys.exit(report.exit_code if written else EXIT_ERROR)
 
 
@@ -203,12 +204,12 @@ def _detector(
         yield DetectorSpec(factory, command=command).claiming(dialects, empty_tools)
 
 
-def _debug(report: Report, detector: DetectorSpec, tools: list[str] | None) -> None:
+def _debug(found: tuple[Outcome, Failure], detector: DetectorSpec, tools: list[str] | None) -> None:
     """Step through the first failure's shrunk chunking of the recorded text."""
     from tcr.rechunk import splits_spec
     from tcr.tui import open_at_failure
 
-    outcome, failure = report.failures[0]
+    outcome, failure = found
     spec = splits_spec(failure.splits) if failure.splits else "whole"
     try:
         open_at_failure(outcome.path, detector=detector, tools=tools, chunks_or_strategy=spec)

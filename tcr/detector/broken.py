@@ -5,7 +5,11 @@ newcomer can watch a failure before hunting their own::
 
     tcr replay --detector tcr.detector.broken:per_chunk_markers
 
-Each factory takes the same arguments as ``StreamDetector``.
+Each factory takes the same arguments as ``StreamDetector``. ``BROKEN`` lists those
+whose events are wrong; ``COSTLY`` those whose events are right and whose time per
+character grows with the message, which only the ``cost`` check sees (``tcr.cost``)::
+
+    tcr replay --check cost --detector tcr.detector.broken:rejoins_buffer
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from tcr.detector.machine import FSM
 
 __all__ = [
     "BROKEN",
+    "COSTLY",
     "drops_pending_at_finish",
     "duplicates_flushed_prefix",
     "holds_all_text",
@@ -26,6 +31,7 @@ __all__ = [
     "per_chunk_closing",
     "per_chunk_markers",
     "preamble_settles",
+    "rejoins_buffer",
     "undeclared_clears_buffer",
 ]
 
@@ -174,6 +180,24 @@ class MergesCallsInOneChunk(_Broken):
         return out
 
 
+class RejoinsBuffer(_Broken):
+    bug = (
+        "a closing marker is looked for by re-joining the whole block buffer on every chunk "
+        "(PR #879): right events, quadratic time"
+    )
+
+    def reset(self) -> None:
+        super().reset()
+        self.closed_seen = False
+
+    def feed(self, chunk: str) -> list[Event]:
+        block = self._block
+        if block is not None:  # the seeds' re-join and re-scan; the lexer below decides
+            body = block.joined() + block.carry + chunk
+            self.closed_seen = any(close in body for close in block.dialect.closes)
+        return super().feed(chunk)
+
+
 def _factory(cls: type[_Broken], name: str) -> Callable[..., StreamDetector]:
     def make(
         tools: Iterable[str] | None = None, format: str | None = None, max_block: int = 1 << 20
@@ -196,6 +220,7 @@ holds_non_call_json = _factory(HoldsNonCallJson, "holds_non_call_json")
 undeclared_clears_buffer = _factory(UndeclaredClearsBuffer, "undeclared_clears_buffer")
 preamble_settles = _factory(PreambleSettles, "preamble_settles")
 merges_calls_in_one_chunk = _factory(MergesCallsInOneChunk, "merges_calls_in_one_chunk")
+rejoins_buffer = _factory(RejoinsBuffer, "rejoins_buffer")
 
 # name -> factory, for the CLI and for tests that loop over every known bug
 BROKEN: dict[str, Callable[..., StreamDetector]] = {
@@ -209,3 +234,7 @@ BROKEN: dict[str, Callable[..., StreamDetector]] = {
     "preamble_settles": preamble_settles,
     "merges_calls_in_one_chunk": merges_calls_in_one_chunk,
 }
+
+# name -> factory: right events, superlinear time (the cost check's; no event oracle sees
+# them, so they are not in BROKEN, whose every member a bundled recording must catch)
+COSTLY: dict[str, Callable[..., StreamDetector]] = {"rejoins_buffer": rejoins_buffer}

@@ -1,0 +1,434 @@
+"""The cost check: time per character that grows with the message (ARCHITECTURE.md §7.2).
+
+Policy 4 says finding a closing marker costs O(1) amortised per character; the
+seeds' bug found it by re-joining the whole block buffer on every chunk, and a
+parser that re-parses its whole buffer per chunk got through 31k of 1.06M
+characters in 8 s. Such a detector is correct on every short recording and
+unusable on a long one, so no event oracle sees it: only its time does.
+
+The check measures a ratio within one run, never an absolute time (the machine
+is shared and noisy). A deterministic *probe* message is built from the claim
+with the dialect records' pure renderers: plain text plus, per claimed dialect,
+a call whose string argument is long (a reasoning dialect: long reasoning), so a
+whole-buffer rescan and a per-block re-join both show. It is fed in chunks of
+``CHUNK`` characters at a size ``n`` and at ``4n``, and
+
+    growth = (t(4n) / 4n) / (t(n) / n)
+
+is about 1 for a linear detector (less when a fixed cost per message
+dominates) and about 4 for a quadratic one. ``n`` doubles from ``START`` until a
+run takes ``MIN_SECONDS`` of the clock; each size is timed as the minimum of
+``REPEATS`` runs (noise only ever adds time). A growth in the grey zone between
+``LINEAR`` and ``THRESHOLD`` is measured again at 4n and 16n (a cheap quadratic
+term needs a longer message to dominate); one at ``THRESHOLD`` or more is
+measured again from scratch and the lower of the two is reported, so one slow
+moment never becomes a finding. A run at 4n stops once it has taken ``CAP``
+times what a linear detector would take; its growth is then reported as "at
+least" what was measured up to there, which bounds the cost of probing a truly
+quadratic detector.
+
+When the probe of every claimed dialect grows, the parts are probed alone at the
+same size: plain text (a whole-buffer rescan: no dialect), else each claimed
+dialect, so a finding's ``dialect`` names the one whose blocks cost more as they
+grow. Its signature is ``cost/superlinear/DIALECT@fixed:8``.
+
+Pure: the clock is injected (``time.process_time`` for a detector in this
+process, ``time.perf_counter`` for one in another process, whose work this
+process's CPU time does not see), and so is the per-message time limit
+(``limit``, a context manager per run). The cyclic garbage collector is paused
+while a run is timed, as ``timeit`` does, so that a collection of garbage left
+by the caller is not charged to a run.
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+import shlex
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
+from typing import Any
+
+from tcr._verdict import Check, Verdict, Violation
+from tcr.claims import EVERYTHING, Claim
+from tcr.detector.loader import Factory, make_detector
+from tcr.dialects import BY_ID, DIALECTS, Dialect, Rendered
+from tcr.dialects._record import JsonStyle
+from tcr.errors import FactoryError
+
+__all__ = [
+    "CHUNK",
+    "KIND",
+    "SHAPE",
+    "Cost",
+    "Growth",
+    "Settings",
+    "measure_cost",
+    "probe",
+    "reproducer",
+]
+
+CHUNK = 8  # characters per feed: small, as tokens are, so per-chunk work adds up
+KIND = "superlinear"  # a finding's kind (tcr.signature)
+SHAPE = f"fixed:{CHUNK}"  # a finding's shape: the chunking the probe is fed in (tcr.rechunk)
+TEXT = "text"  # the probe part that is plain text
+EVERY = "every claimed dialect"  # the probe of all parts together
+_CLOCK_EVERY = 16  # chunks between readings of the clock inside a run (for the cap)
+
+Clock = Callable[[], float]
+Limit = Callable[[], AbstractContextManager[Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """How the check measures; the defaults are what the commands use."""
+
+    chunk: int = CHUNK
+    start: int = 2048  # characters of the first probe
+    largest: int = 1 << 18  # n never goes past it (the 4n run: 1 MB of text)
+    min_seconds: float = 0.02  # a run at n takes at least this long to be timed
+    repeats: int = 3  # runs per size; the minimum is taken
+    linear: float = 1.4  # growth below it: linear, nothing more to look at
+    threshold: float = 2.0  # growth at or above it: a finding, once confirmed
+    cap: float = 3.0  # a 4n run stops at this many times the linear prediction
+
+
+DEFAULT = Settings()
+
+
+@dataclass(frozen=True, slots=True)
+class Growth:
+    """One measurement: time per character at ``small`` and ``large`` characters."""
+
+    probe: str  # a dialect id, TEXT or EVERY
+    small: int  # characters of the probe at n
+    large: int  # characters of the probe at 4n
+    seconds: tuple[float, float]  # the fastest run at each size (the large one maybe cut)
+    ratio: float  # (t(large) / large) / (t(small) / small)
+    at_least: bool = False  # the large run was cut at the cap: the growth is at least ratio
+
+    def grew(self, settings: Settings = DEFAULT) -> bool:
+        return self.ratio >= settings.threshold
+
+    def describe(self, chunk: int = CHUNK) -> str:
+        """``time per character grew 3.8x from 16,384 to 65,536 characters (hermes probe,
+        chunks of 8)``."""
+        bound = "at least " if self.at_least else ""
+        return (
+            f"time per character grew {bound}{self.ratio:.1f}x from {self.small:,} to "
+            f"{self.large:,} characters ({self.probe} probe, chunks of {chunk})"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Cost:
+    """What the cost check found for one detector: its violations and the measurements."""
+
+    violations: tuple[Violation, ...] = ()
+    measured: tuple[Growth, ...] = ()  # every measurement, in the order taken
+    skipped: str = ""  # why the check could not judge ("": it did)
+
+    @property
+    def growth(self) -> Growth | None:
+        """The measurement of the probe of every claimed part (the first taken)."""
+        return next((g for g in self.measured if g.probe == EVERY), None)
+
+    @property
+    def verdict(self) -> Verdict:
+        if self.skipped:
+            return Verdict((), (), {Check.COST: self.skipped})
+        return Verdict(self.violations, (Check.COST,))
+
+    def summary(self) -> str:
+        """One line for a report row: the growth of the probe of every claimed part."""
+        if self.skipped:
+            return self.skipped
+        growth = self.growth
+        if growth is None:
+            return ""
+        bound = "at least " if growth.at_least else ""
+        return (
+            f"growth {bound}{growth.ratio:.1f}x from {growth.small:,} to {growth.large:,} "
+            "characters"
+        )
+
+
+# --- the probe -------------------------------------------------------------------------
+
+_WORDS = "The quick brown fox jumps over the lazy dog, then naps in the warm sun. "
+
+
+def _filler(size: int) -> str:
+    """``size`` characters of prose holding no marker of any dialect."""
+    return (_WORDS * (size // len(_WORDS) + 1))[: max(size, 0)]
+
+
+class _Always:
+    """``tcr.dialects.Choices`` answering every choice with its first option."""
+
+    def below(self, n: int) -> int:
+        return 0
+
+    def choice(self, options: Sequence[Any]) -> Any:
+        return options[0]
+
+    def flag(self) -> bool:
+        return False
+
+    def count(self, most: int) -> int:
+        return 1
+
+
+@dataclass(frozen=True, slots=True)
+class _LongCall:
+    """``tcr.dialects.Draws``: one well-formed call whose string argument is ``size`` long."""
+
+    size: int
+    tail: _Always = field(default_factory=_Always)
+
+    def variant(self, options: Sequence[str]) -> str:
+        return options[0]
+
+    def flavor(self, options: Sequence[str]) -> str:
+        return "call" if "call" in options else options[0]
+
+    def count(self, most: int) -> int:
+        return 1
+
+    def name(self, k: int) -> str:
+        return "write_file"
+
+    def style(self) -> JsonStyle:
+        return False, 1
+
+    def option(self, k: int, options: Sequence[Any]) -> Any:
+        return options[0]
+
+    def arguments(self, *, markup: bool = True) -> dict[str, Any]:
+        return {"content": _filler(self.size)}
+
+    def string(self, *, markup: bool = True) -> str:
+        return _filler(self.size)
+
+    def json_style(self) -> JsonStyle:
+        return False, 1
+
+    def prose(self) -> str:
+        return _filler(self.size)
+
+
+def _block(dialect: Dialect, size: int) -> str:
+    """A block of the dialect about ``size`` characters long: its argument takes the rest."""
+
+    def written(length: int) -> str:
+        rendered: Rendered = dialect.render(_LongCall(length), None)
+        return rendered.opener + rendered.body + rendered.closer
+
+    overhead = len(written(0))
+    return written(max(size - overhead, 0))
+
+
+def probe(size: int, part: str | None = None, claim: Claim = EVERYTHING) -> str:
+    """The probe message of about ``size`` characters, deterministic.
+
+    ``part``: ``TEXT`` (plain text only), a dialect id (that dialect's block
+    alone), or ``None``: plain text and a block per claimed dialect, equal shares,
+    a dialect that opens only at message start (bare JSON) first.
+    """
+    if part == TEXT:
+        return _filler(size)
+    if part is not None:
+        return _block(BY_ID[part], size)
+    dialects = _claimed(claim)
+    share = size // (len(dialects) + 1)
+    first = [_block(d, share) for d in dialects if not d.anywhere]
+    rest = [_block(d, share - 2) for d in dialects if d.anywhere]
+    return "".join(first) + _filler(share) + "".join(f"\n{b}\n" for b in rest)
+
+
+def _claimed(claim: Claim) -> list[Dialect]:
+    parsed = claim.parses(None)
+    return [d for d in DIALECTS if parsed is None or d.id in parsed]
+
+
+# --- measuring -------------------------------------------------------------------------
+
+
+class _Raised(Exception):
+    """The detector raised on the probe: the check cannot judge it (the others will)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Run:
+    seconds: float
+    fed: int  # characters fed before the run ended or was cut
+    cut: bool
+
+
+class _Meter:
+    """Runs probes through fresh detectors on the injected clock."""
+
+    def __init__(
+        self, factory: Factory, clock: Clock, limit: Limit, settings: Settings, claim: Claim
+    ) -> None:
+        self.factory = factory
+        self.clock = clock
+        self.limit = limit
+        self.settings = settings
+        self.claim = claim
+        self.measured: list[Growth] = []
+
+    def text(self, part: str | None, size: int) -> str:
+        return probe(size, part, self.claim)
+
+    def run(self, text: str, cap: float | None = None) -> _Run:
+        """One message through a fresh detector; ``cap``: stop after that many seconds."""
+        step = self.settings.chunk
+        detector = make_detector(self.factory, None)  # FactoryError: the caller's to report
+        clock = self.clock
+        collecting = gc.isenabled()
+        gc.collect()
+        gc.disable()
+        try:
+            with self.limit():
+                start = clock()
+                # Sliced as it is fed: a list of every chunk made first would be fresh memory,
+                # touched for the first time inside the timed run, more of it at 4n than at n.
+                # Every run, capped or not, reads the clock as often per character, so that
+                # reading it (a system call for CPU time) costs every run alike.
+                limit = math.inf if cap is None else cap
+                every = step * _CLOCK_EVERY
+                for fed in range(step, len(text) + step, step):
+                    detector.feed(text[fed - step : fed])
+                    if fed % every == 0 and clock() - start > limit and fed < len(text):
+                        return _Run(clock() - start, fed, True)
+                detector.finish()
+                return _Run(clock() - start, len(text), False)
+        except FactoryError:
+            raise
+        except (KeyboardInterrupt, GeneratorExit):
+            raise
+        except BaseException as error:
+            raise _Raised(f"{type(error).__name__}: {error}".rstrip(": ")) from None
+        finally:
+            if collecting:
+                gc.enable()
+
+    def fastest(self, text: str) -> float:
+        return min(self.run(text).seconds for _ in range(self.settings.repeats))
+
+    def growth(self, part: str | None, size: int, *, repeats: int | None = None) -> Growth:
+        """Time per character at ``size`` and at ``4 * size``, the fastest of the repeats.
+
+        A run at 4n that already shows less than the threshold settles it: the
+        minimum can only be lower.
+        """
+        s = self.settings
+        tries = s.repeats if repeats is None else repeats
+        small, large = self.text(part, size), self.text(part, 4 * size)
+        t_small = max(min(self.run(small).seconds for _ in range(tries)), 1e-9)
+        per_small = t_small / len(small)
+        cap = s.cap * per_small * len(large)
+        best: _Run | None = None
+        for _ in range(tries):
+            run = self.run(large, cap)
+            if best is None or run.seconds / run.fed < best.seconds / best.fed:
+                best = run
+            if (best.seconds / best.fed) / per_small < s.linear:
+                break  # clearly linear: the minimum of more runs can only be lower
+        assert best is not None
+        ratio = (best.seconds / max(best.fed, 1)) / per_small
+        found = Growth(
+            TEXT if part == TEXT else part or EVERY,
+            len(small),
+            len(large),
+            (t_small, best.seconds),
+            ratio,
+            best.cut,
+        )
+        self.measured.append(found)
+        return found
+
+    def calibrated(self, part: str | None, start: int, seconds: float) -> int:
+        """The smallest size (doubling from ``start``) whose run takes ``seconds``."""
+        largest = self.settings.largest
+        size = start
+        while size < largest and self.run(self.text(part, size)).seconds < seconds:
+            size *= 2
+        return min(size, largest)
+
+    def judged(self, part: str | None, size: int) -> Growth:
+        """The growth of ``part`` from ``size``: looked at further in the grey zone, and a
+        high one confirmed by a second measurement (the lower one is kept)."""
+        s = self.settings
+        found = self.growth(part, size)
+        while s.linear <= found.ratio < s.threshold and 4 * size <= s.largest:
+            size *= 4
+            found = self.growth(part, size)
+        if found.grew(s):
+            again = self.growth(part, size)
+            found = min(found, again, key=lambda g: g.ratio)
+        return found
+
+
+def measure_cost(
+    factory: Factory,
+    *,
+    claim: Claim = EVERYTHING,
+    clock: Clock,
+    limit: Limit = nullcontext,
+    settings: Settings = DEFAULT,
+) -> Cost:
+    """The cost check on detectors made by ``factory`` (called with ``tools=None``).
+
+    ``claim``: what the detector parses (the probe writes calls in those dialects
+    only). ``clock``: seconds, monotonic (module docstring). ``limit``: a context
+    manager per run, the per-message time limit (``tcr.time_limit``); what it
+    raises, like any exception of the detector, skips the check with the reason
+    (the event checks report a detector that raises). A factory that fails raises
+    ``FactoryError``.
+    """
+    meter = _Meter(factory, clock, limit, settings, claim)
+    try:
+        violations = _violations(meter)
+    except _Raised as error:
+        return Cost((), tuple(meter.measured), f"the detector raised on the probe: {error}")
+    return Cost(violations, tuple(meter.measured))
+
+
+def _violations(meter: _Meter) -> tuple[Violation, ...]:
+    s = meter.settings
+    every = meter.judged(None, meter.calibrated(None, s.start, s.min_seconds))
+    if not every.grew(s):
+        return ()
+    # Which part grows, each alone, from the length it has in the probe of every part (its
+    # quadratic share is the same there) and a quarter of the time: the probe of every
+    # part was confirmed, this only tells the parts apart. Plain text (the whole buffer
+    # re-scanned) names no dialect, and then every dialect would grow with it.
+    parts = [TEXT, *(d.id for d in _claimed(meter.claim))]
+    start = max(s.start, every.small // len(parts))
+    grew: list[Growth] = []
+    for part in parts:
+        size = meter.calibrated(part, start, s.min_seconds / 4)
+        found = meter.growth(part, size, repeats=min(s.repeats, 2))
+        if found.grew(s) and part == TEXT:
+            return (_violation(found, "", s),)
+        if found.grew(s):
+            grew.append(found)
+    if not grew:  # only the parts together: the message's length, not a dialect
+        return (_violation(every, "", meter.settings),)
+    return tuple(_violation(g, g.probe, meter.settings) for g in grew)
+
+
+def _violation(growth: Growth, dialect: str, settings: Settings) -> Violation:
+    return Violation(Check.COST, growth.describe(settings.chunk), None, None, "", KIND, dialect)
+
+
+def reproducer(detector: Sequence[str], claim: Claim, dialect: str = "") -> str:
+    """The command that measures again: ``tcr replay --check cost`` with the options that
+    choose ``detector`` (without its claim) and the claim, narrowed to ``dialect`` for a
+    dialect's finding (its probe alone, a shorter run showing the same signature)."""
+    if dialect:
+        claim = Claim(frozenset({dialect}), claim.empty_tools)
+    return shlex.join(["tcr", "replay", "--check", str(Check.COST), *detector, *claim.options()])

@@ -1,0 +1,246 @@
+"""The cost check on a virtual clock: detectors that charge it for the work they do.
+
+Deterministic: each test detector advances a fake clock by what its work would cost
+(per character fed: linear; per character held so far: quadratic), so the ratios are
+exact and no test times anything real (tests/core/test_cost_timing.py does, as ratios).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import pytest
+
+from tcr.claims import Claim
+from tcr.cost import EVERY, KIND, SHAPE, TEXT, Settings, measure_cost, probe
+from tcr.detector import Event, Reasoning, Text, ToolCall
+from tcr.detector.core import StreamDetector
+from tcr.oracle import Check
+from tcr.signature import key
+
+SETTINGS = Settings(start=512, largest=1 << 14, min_seconds=0.02)
+HERMES_THINK = Claim(frozenset({"hermes", "think"}))
+PER_CHAR = 1e-4  # virtual seconds per character fed: 512 characters take 0.05 s
+
+
+class VirtualClock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Charging:
+    """Emits every chunk as text and charges the clock ``cost(self, chunk)`` per feed."""
+
+    def __init__(self, clock: VirtualClock, cost: Callable[[Charging, str], float]) -> None:
+        self.clock, self.cost = clock, cost
+        self.fed = 0  # characters fed so far
+        self.block = -1  # characters of the open <tool_call> block so far, -1: none
+        self.tail = ""
+
+    def feed(self, chunk: str) -> list[Event]:
+        self.fed += len(chunk)
+        window = self.tail + chunk
+        if self.block >= 0:
+            self.block += len(chunk)
+            if "</tool_call>" in window:
+                self.block, window = -1, window[window.index("</tool_call>") :]
+        if self.block < 0 and "<tool_call>" in window.replace("</tool_call>", ""):
+            self.block = 0
+        self.tail = window[-12:]
+        self.clock.now += self.cost(self, chunk)
+        return [Text(chunk)]
+
+    def finish(self) -> list[Event]:
+        return []
+
+
+def linear(d: Charging, chunk: str) -> float:
+    return PER_CHAR * len(chunk)
+
+
+def whole_buffer(d: Charging, chunk: str) -> float:  # re-scans everything fed so far
+    return PER_CHAR * len(chunk) + PER_CHAR / 64 * d.fed
+
+
+def in_blocks(d: Charging, chunk: str) -> float:  # re-joins the open block per chunk
+    return PER_CHAR * len(chunk) + (PER_CHAR / 8 * d.block if d.block > 0 else 0.0)
+
+
+def cubic(d: Charging, chunk: str) -> float:
+    return PER_CHAR * len(chunk) + PER_CHAR / 4096 * d.fed**2
+
+
+def measured(
+    cost: Callable[[Charging, str], float], claim: Claim = HERMES_THINK, **settings: float
+) -> tuple[object, VirtualClock]:
+    clock = VirtualClock()
+    found = measure_cost(
+        lambda: Charging(clock, cost),
+        claim=claim,
+        clock=clock,
+        settings=Settings(**{**_fields(SETTINGS), **settings}),
+    )
+    return found, clock
+
+
+def _fields(settings: Settings) -> dict[str, float]:
+    return {name: getattr(settings, name) for name in Settings.__slots__}
+
+
+# --- the probe ------------------------------------------------------------------------
+
+
+def test_probe_holds_a_call_in_each_claimed_dialect_and_plain_text() -> None:
+    detector = StreamDetector(dialects=["hermes", "think", "bracket_tool_calls"])
+    text = probe(3000, claim=Claim(frozenset({"hermes", "think", "bracket_tool_calls"})))
+    events = [*detector.feed(text), *detector.finish()]
+    assert [e.format for e in events if isinstance(e, ToolCall)] == ["hermes", "bracket_tool_calls"]
+    assert [e.format for e in events if isinstance(e, Reasoning)] == ["think"]
+    assert "quick brown fox" in "".join(e.text for e in events if isinstance(e, Text))
+
+
+def test_probe_writes_no_markup_of_an_unclaimed_dialect() -> None:
+    text = probe(3000, claim=Claim(frozenset({"hermes"})))
+    assert "<tool_call>" in text
+    assert not any(m in text for m in ("<think>", "[TOOL_CALLS]", "<tools>", "```"))
+
+
+def test_probe_starts_with_bare_json_when_it_is_claimed() -> None:
+    assert probe(3000, claim=Claim(frozenset({"bare_json", "hermes"}))).startswith('{"name"')
+
+
+def test_probe_is_the_same_every_time_and_four_times_as_long_at_4n() -> None:
+    assert probe(4096) == probe(4096)
+    assert 3.9 < len(probe(4 * 4096)) / len(probe(4096)) < 4.1
+
+
+def test_argument_string_of_a_dialect_probe_makes_up_its_length() -> None:
+    text = probe(10_000, "hermes")
+    assert 9_900 <= len(text) <= 10_000 and text.startswith("<tool_call>")
+
+
+# --- findings -------------------------------------------------------------------------
+
+
+def test_linear_detector_has_no_cost_finding() -> None:
+    cost, _ = measured(linear)
+    assert cost.verdict.ok and cost.verdict.ran == (Check.COST,)
+    assert cost.growth is not None and cost.growth.ratio == pytest.approx(1.0, abs=0.05)
+
+
+def test_detector_that_rescans_its_whole_buffer_is_a_finding_of_no_dialect() -> None:
+    cost, _ = measured(whole_buffer)
+    (found,) = cost.violations
+    assert (found.check, found.kind, found.dialect) == (Check.COST, KIND, "")
+    assert "(text probe, chunks of 8)" in found.message
+
+
+def test_detector_that_rejoins_hermes_blocks_is_a_hermes_finding() -> None:
+    cost, _ = measured(in_blocks)
+    (found,) = cost.violations
+    assert str(key(found)) == "cost/superlinear/hermes"
+    assert "(hermes probe, chunks of 8)" in found.message
+
+
+def test_finding_message_says_the_growth_and_the_sizes_it_was_measured_at() -> None:
+    cost, _ = measured(in_blocks)
+    hermes = next(g for g in cost.measured if g.probe == "hermes")
+    assert hermes.ratio > 2.0
+    assert re.fullmatch(
+        rf"time per character grew (at least )?{hermes.ratio:.1f}x from {hermes.small:,} to "
+        rf"{hermes.large:,} characters \(hermes probe, chunks of 8\)",
+        cost.violations[0].message,
+    )
+
+
+def test_growth_is_exact_on_the_virtual_clock() -> None:
+    cost, _ = measured(whole_buffer, claim=Claim(frozenset({"think"})))
+    text = next(g for g in cost.measured if g.probe == TEXT)
+    t_small = PER_CHAR * text.small + PER_CHAR / 64 * _prefix_sums(text.small)
+    t_large = PER_CHAR * text.large + PER_CHAR / 64 * _prefix_sums(text.large)
+    assert text.ratio == pytest.approx((t_large / text.large) / (t_small / text.small), rel=0.01)
+
+
+def _prefix_sums(size: int) -> float:
+    return sum(range(8, size + 8, 8))  # what has been fed after each 8-character chunk
+
+
+def test_size_doubles_until_one_run_takes_the_minimum_time() -> None:
+    cost, _ = measured(linear, min_seconds=0.2)  # 2048 characters at 1e-4 s each
+    assert cost.growth is not None and 2040 <= cost.growth.small < 2100
+
+
+def test_growth_in_the_grey_zone_is_measured_again_at_larger_sizes() -> None:
+    # A cheap quadratic term: below the threshold at n, above it at 4n.
+    def mild(d: Charging, chunk: str) -> float:
+        return PER_CHAR * len(chunk) + PER_CHAR / 100 * d.fed
+
+    cost, _ = measured(mild, claim=Claim(frozenset({"think"})), largest=1 << 16)
+    every = [g for g in cost.measured if g.probe == EVERY]
+    assert 1.4 <= every[0].ratio < 2.0 <= every[1].ratio
+    assert every[1].small >= 4 * every[0].small and cost.violations
+
+
+def test_superlinear_growth_is_confirmed_by_a_second_measurement() -> None:
+    cost, _ = measured(in_blocks)
+    assert [g.probe for g in cost.measured][:2] == [EVERY, EVERY]
+
+
+def test_one_slow_measurement_that_does_not_come_again_is_no_finding() -> None:
+    clock = VirtualClock()
+    made = {"count": 0}
+
+    def make() -> Charging:
+        # Runs in order: 1 calibration, 3 at n, 3 at 4n, then the confirmation's 3 and 3.
+        made["count"] += 1
+        slow = made["count"] in (5, 6, 7)  # the first measurement's runs at 4n: a slow moment
+        return Charging(clock, lambda d, c: PER_CHAR * len(c) * (4 if slow else 1))
+
+    cost = measure_cost(make, claim=HERMES_THINK, clock=clock, settings=SETTINGS)
+    assert cost.verdict.ok
+    assert [g.probe for g in cost.measured] == [EVERY, EVERY]
+    assert cost.measured[0].ratio >= 2.0 > cost.measured[1].ratio
+
+
+def test_fastest_of_the_repeats_is_what_is_measured() -> None:
+    clock = VirtualClock()
+    made = {"count": 0}
+
+    def make() -> Charging:
+        made["count"] += 1
+        slow = made["count"] % 3 == 0  # every third run is slow: noise, never the minimum
+        return Charging(clock, lambda d, c: PER_CHAR * len(c) * (5 if slow else 1))
+
+    cost = measure_cost(make, claim=HERMES_THINK, clock=clock, settings=SETTINGS)
+    assert cost.verdict.ok
+
+
+def test_cubic_detector_is_cut_at_the_cap_and_reported_as_at_least() -> None:
+    cost, _ = measured(cubic, claim=Claim(frozenset({"think"})))
+    (found,) = cost.violations
+    text = next(g for g in cost.measured if g.probe == TEXT)
+    assert text.at_least
+    assert found.message.startswith("time per character grew at least ")
+
+
+def test_detector_that_raises_on_the_probe_skips_the_check_saying_why() -> None:
+    class Raising:
+        def feed(self, chunk: str) -> list[Event]:
+            raise ValueError("boom")
+
+        def finish(self) -> list[Event]:
+            return []
+
+    cost = measure_cost(Raising, clock=VirtualClock(), settings=SETTINGS)
+    assert cost.verdict.ok and cost.verdict.ran == ()
+    assert cost.verdict.skipped == {
+        Check.COST: "the detector raised on the probe: ValueError: boom"
+    }
+
+
+def test_finding_signature_is_check_kind_dialect_at_the_probe_chunking() -> None:
+    assert SHAPE == "fixed:8"
