@@ -248,6 +248,9 @@ class Dialect:
     model_seeds: tuple[str, ...] = ()  # model-name patterns that usually write it
     tokens: tuple[str, ...] = ()  # body tokens where chunk boundaries matter
     markup: tuple[str, ...] = ()  # marker text fuzz puts inside argument strings
+    # Its bodies carry no JSON types: every value is text, which parsers type by the
+    # tool's schema (DESIGN §5, "Tools with schemas"; ``tcr.tool_specs``).
+    schema_typed: bool = False
 
     def lexer_for(self, first: str) -> BodyLexer | None:
         """The body lexer a body starting with ``first`` needs, if this dialect names one."""
