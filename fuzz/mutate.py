@@ -14,6 +14,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
@@ -61,6 +62,7 @@ class Seed:
     tools: tuple[str, ...] | None
     truth: Truth | None
     dialect: str | None
+    tool_specs: tuple[dict[str, Any], ...] | None = None  # the recording's request tools
 
     @property
     def text(self) -> str:
@@ -73,9 +75,8 @@ class Seed:
         truth = Truth.from_expectation(expect) if expect else None
         tools = None if recording.tools is None else tuple(recording.tools)
         dialect = recording.labels.get("dialect")
-        return cls(
-            name, tuple(content), tools, truth, dialect if isinstance(dialect, str) else None
-        )
+        named = dialect if isinstance(dialect, str) else None
+        return cls(name, tuple(content), tools, truth, named, recording.tool_specs)
 
 
 def load_seeds(
@@ -285,7 +286,7 @@ def decode_mutant(data: bytes, seed: Seed) -> Case:
         chunking = decode_chunking(chunks, mutant.text, 16)
         what = "rechunked"
     origin = f"mutated {seed.name}: {', '.join([*mutant.applied, what])}"
-    return Case(chunking.chunks, seed.tools, mutant.truth, origin)
+    return Case(chunking.chunks, seed.tools, mutant.truth, origin, seed.tool_specs)
 
 
 def mutations(

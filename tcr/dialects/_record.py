@@ -70,10 +70,16 @@ class BodyLexer(Enum):
 
 @dataclass(frozen=True, slots=True)
 class Call:
-    """One call a correct detector emits: its name and its parsed arguments."""
+    """One call a correct detector emits: its name and its parsed arguments.
+
+    ``dialect``: the dialect its block is written in (a renderer sets it), which says
+    whether the values carry JSON types or are text typed by the tool's schema; calls
+    that differ only in it are equal.
+    """
 
     name: str
     arguments: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    dialect: str = field(default="", compare=False)
 
     def as_map(self) -> dict[str, Any]:
         return {"name": self.name, "arguments": dict(self.arguments)}
