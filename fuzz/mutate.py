@@ -22,7 +22,7 @@ from hypothesis.errors import InvalidArgument
 from tcr.claims import EVERYTHING, Claim
 from tcr.corpus import Recording, read_recording
 from tcr.detector.core import StreamDetector
-from tcr.detector.events import Event, Text, merge_text
+from tcr.detector.events import Event, Text, ToolCall, merge_text
 from tcr.detector.formats import AT_START_OPENERS, BY_ID, MARKERS, OPENER_RE, lexicon
 from tcr.errors import TcrError
 from tcr.expectation import expectation_of
@@ -101,7 +101,7 @@ def load_seeds(
         elif seed.text:
             kept = labelled(seed, claim or EVERYTHING)
             unlabelled += kept is None
-            seeds += [kept] if kept is not None else []
+            seeds += [_knowing_dialects(kept)] if kept is not None else []
     if unlabelled:
         skipped.append(
             f"{unlabelled:,} recording{'' if unlabelled == 1 else 's'} with markup the claim "
@@ -143,6 +143,24 @@ def labelled(seed: Seed, claim: Claim) -> Seed | None:
         return seed
     # Relabel only a recording whose blessed truth is what the reference reads.
     return replace(seed, truth=_truth_of(events)) if seed.truth == as_read else None
+
+
+def _knowing_dialects(seed: Seed) -> Seed:
+    """``seed`` with each call of its truth knowing its dialect, as the reference reads the
+    recording: whether its values are typed is the judge's to know, and asking once per
+    seed spares a reference run per mutated case (``tcr.judge``)."""
+    truth = seed.truth
+    if truth is None or not truth.calls:
+        return seed
+    reference = StreamDetector(tools=seed.tools, tool_specs=seed.tool_specs)
+    read = [e for e in [*reference.feed(seed.text), *reference.finish()] if isinstance(e, ToolCall)]
+    calls = tuple(
+        replace(call, dialect=read[k].format)
+        if k < len(read) and read[k].name == call.name and not call.dialect
+        else call
+        for k, call in enumerate(truth.calls)
+    )
+    return replace(seed, truth=replace(truth, calls=calls))
 
 
 def _truth_of(events: Sequence[Event]) -> Truth | None:

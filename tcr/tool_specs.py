@@ -194,8 +194,9 @@ def parameter_schemas(specs: ToolSpecs | None) -> dict[str, Mapping[str, Any]]:
 def schema_type(schema: object) -> tuple[str, bool]:
     """A parameter schema's type, lowercased, and whether it admits null.
 
-    As vLLM reads it: ``type`` (a list of types: its first non-null one), else the
-    first non-null type of ``anyOf``, else ``string``.
+    As vLLM reads it: ``type``, else the first non-null type of ``anyOf``, else
+    ``string``. A list of types (``["integer", "null"]``, which vLLM reads as the text
+    of the list, so as no known type) is read here as its first non-null type.
     """
     if not isinstance(schema, Mapping):
         return "string", False
