@@ -105,3 +105,33 @@ def test_a_malformed_tool_specs_file_is_one_error_naming_it(tmp_path: Path) -> N
     path.write_text('[{"name": 3}]')
     with pytest.raises(TcrError, match=r"--tool-specs .*tools\.json\[0\]: a function needs"):
         run(TYPED, tool_specs=path)
+
+
+def test_bless_with_the_reference_stores_values_typed_by_the_request_s_schema(
+    tmp_path: Path,
+) -> None:
+    from tcr.corpus import read_recording
+    from tcr.replay.bless import bless
+
+    copy = tmp_path / GLM
+    copy.write_bytes(next(Path(p) for p in TYPED if Path(p).name == GLM).read_bytes())
+    bless([copy])
+    expect = read_recording(copy).expect
+    assert expect is not None
+    assert expect["calls"][0]["arguments"] == {"city": "Paris", "days": 3}
+    assert _messages_of([copy], "ignores_schema")  # the typed expectation still blames it
+    assert not _messages_of([copy], "never_told")  # and still spares one never told
+
+
+def test_the_tui_session_gives_the_detector_the_recording_s_specs() -> None:
+    from tcr.tui.model import open_session
+
+    glm = next(Path(p) for p in TYPED if Path(p).name == GLM)
+    session = open_session(glm, detector="typing_detectors:ignores_schema")
+    verdict = session.analyse(session.run)
+    assert any("argument 'days'" in v.message for v in verdict.violations)
+
+
+def _messages_of(paths: list[Path], detector: str) -> list[str]:
+    report = run(paths, detector=f"typing_detectors:{detector}", strategies=["whole"])
+    return [f.violation.message for _, f in report.failures if f.violation.check is Check.EXPECTED]
