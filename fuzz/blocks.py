@@ -16,7 +16,7 @@ body with the closing marker missing or cut short.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tcr.dialects import BY_ID, Closing, Kind, Rendered
 
@@ -71,8 +71,9 @@ class Block:
     def _verdict(self, shown: str) -> Truth:
         if self.reasoning:
             return Truth(reasoning=self.body)
-        if self.written.accepted:
-            return Truth(calls=self.written.calls)
+        if self.written.accepted:  # each call knows its dialect: whether its values are typed
+            calls = tuple(replace(call, dialect=self.dialect) for call in self.written.calls)
+            return Truth(calls=calls)
         return Truth(text=shown)
 
     def cuts(self) -> tuple[int, ...]:

@@ -55,7 +55,7 @@ class CaseChecker:
         """Every violation of every oracle (``checks``: of those only), in the order of
         ``tcr.oracle.CHECKS``."""
         text = case.text
-        expectation = None if case.truth is None else case.truth.expectation()
+        expectation = None if case.truth is None else case.truth.expected()
         wanted = CHECKS if checks is None else checks
         judge = Judge(
             self.factory,
@@ -66,6 +66,7 @@ class CaseChecker:
             timeout=self.timeout,
             claim=self.claim,
             expectation_for=self.claim,  # the ground truth is made for the claim
+            tool_specs=case.tool_specs,  # schemas agreeing with the truth: values compared typed
         )
         try:
             whole = judge.whole

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from tcr.claims import EVERYTHING, Claim
 from tcr.cost import Cost
@@ -31,6 +32,8 @@ class Case:
     tools: tuple[str, ...] | None
     truth: Truth | None
     origin: str  # "generated: prose, tools_tag/array" or "mutated PATH: …"
+    # The request's OpenAI tools, given to a factory that takes them (tcr.tool_specs).
+    tool_specs: tuple[dict[str, Any], ...] | None = None
 
     @property
     def text(self) -> str:

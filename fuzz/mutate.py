@@ -14,6 +14,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
@@ -21,7 +22,7 @@ from hypothesis.errors import InvalidArgument
 from tcr.claims import EVERYTHING, Claim
 from tcr.corpus import Recording, read_recording
 from tcr.detector.core import StreamDetector
-from tcr.detector.events import Event, Text, merge_text
+from tcr.detector.events import Event, Text, ToolCall, merge_text
 from tcr.detector.formats import AT_START_OPENERS, BY_ID, MARKERS, OPENER_RE, lexicon
 from tcr.errors import TcrError
 from tcr.expectation import expectation_of
@@ -61,6 +62,7 @@ class Seed:
     tools: tuple[str, ...] | None
     truth: Truth | None
     dialect: str | None
+    tool_specs: tuple[dict[str, Any], ...] | None = None  # the recording's request tools
 
     @property
     def text(self) -> str:
@@ -73,9 +75,8 @@ class Seed:
         truth = Truth.from_expectation(expect) if expect else None
         tools = None if recording.tools is None else tuple(recording.tools)
         dialect = recording.labels.get("dialect")
-        return cls(
-            name, tuple(content), tools, truth, dialect if isinstance(dialect, str) else None
-        )
+        named = dialect if isinstance(dialect, str) else None
+        return cls(name, tuple(content), tools, truth, named, recording.tool_specs)
 
 
 def load_seeds(
@@ -100,7 +101,7 @@ def load_seeds(
         elif seed.text:
             kept = labelled(seed, claim or EVERYTHING)
             unlabelled += kept is None
-            seeds += [kept] if kept is not None else []
+            seeds += [_knowing_dialects(kept)] if kept is not None else []
     if unlabelled:
         skipped.append(
             f"{unlabelled:,} recording{'' if unlabelled == 1 else 's'} with markup the claim "
@@ -142,6 +143,24 @@ def labelled(seed: Seed, claim: Claim) -> Seed | None:
         return seed
     # Relabel only a recording whose blessed truth is what the reference reads.
     return replace(seed, truth=_truth_of(events)) if seed.truth == as_read else None
+
+
+def _knowing_dialects(seed: Seed) -> Seed:
+    """``seed`` with each call of its truth knowing its dialect, as the reference reads the
+    recording: whether its values are typed is the judge's to know, and asking once per
+    seed spares a reference run per mutated case (``tcr.judge``)."""
+    truth = seed.truth
+    if truth is None or not truth.calls:
+        return seed
+    reference = StreamDetector(tools=seed.tools, tool_specs=seed.tool_specs)
+    read = [e for e in [*reference.feed(seed.text), *reference.finish()] if isinstance(e, ToolCall)]
+    calls = tuple(
+        replace(call, dialect=read[k].format)
+        if k < len(read) and read[k].name == call.name and not call.dialect
+        else call
+        for k, call in enumerate(truth.calls)
+    )
+    return replace(seed, truth=replace(truth, calls=calls))
 
 
 def _truth_of(events: Sequence[Event]) -> Truth | None:
@@ -285,7 +304,7 @@ def decode_mutant(data: bytes, seed: Seed) -> Case:
         chunking = decode_chunking(chunks, mutant.text, 16)
         what = "rechunked"
     origin = f"mutated {seed.name}: {', '.join([*mutant.applied, what])}"
-    return Case(chunking.chunks, seed.tools, mutant.truth, origin)
+    return Case(chunking.chunks, seed.tools, mutant.truth, origin, seed.tool_specs)
 
 
 def mutations(

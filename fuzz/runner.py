@@ -100,7 +100,7 @@ def _generated_case(repertoire: Repertoire, data: bytes) -> Case:
     message = decode_message(data[:size], pick, tools_from, DEFAULT_MAX_PARTS, repertoire)
     chunking = decode_chunking(Source(data[size:]), message.text, DEFAULT_MAX_SPLITS)
     origin = "generated: " + (", ".join(message.parts) or "empty message")
-    return Case(chunking.chunks, message.tools, message.truth, origin)
+    return Case(chunking.chunks, message.tools, message.truth, origin, message.tool_specs)
 
 
 def _mutated_case(seeds: Sequence[Seed], data: bytes) -> Case:

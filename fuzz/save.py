@@ -34,6 +34,7 @@ def save_case(finding: Finding, directory: Path, *, seed: int, detector: str) ->
             list(case.chunks),
             case.tools,
             case.truth and case.truth.expectation(),
+            case.tool_specs,
         ],
         ensure_ascii=False,
         sort_keys=True,
@@ -51,6 +52,9 @@ def save_case(finding: Finding, directory: Path, *, seed: int, detector: str) ->
         "chunks",
         id=f"fuzz-{check}-{digest}",
         source={"backend": "tcr fuzz"},
+        # The request's tools with their schemas, so that a replay gives them to the
+        # detector again (``Recording.tool_specs``); ``tools`` stays the names.
+        request={} if case.tool_specs is None else {"tools": list(case.tool_specs)},
         tools=case.tools,
         labels=labels,
     )

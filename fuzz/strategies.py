@@ -31,6 +31,7 @@ from .dialects import DIALECT_IDS, TOOL_NAMES, Tools, block, json_call_text
 from .prose import prose
 from .repertoire import Repertoire
 from .source import Source
+from .specs import tool_specs_for
 from .truth import Call, Message, Truth
 from .values import defuse
 
@@ -105,7 +106,9 @@ def messages(
     blocks are written in, ids of ``tcr.dialects`` or a strategy of them
     (default: all). ``tools``: a strategy of declared tool lists (default:
     :func:`tool_lists`); a drawn ``None`` means any name is accepted.
-    ``max_parts``: at most this many pieces of prose and blocks.
+    ``max_parts``: at most this many pieces of prose and blocks. A message that
+    declares tools carries their ``tool_specs``, schemas that agree with its truth's
+    argument types (``tcr.fuzz.specs``).
     """
     if max_parts < 1:
         raise InvalidArgument(f"max_parts={max_parts!r}: must be at least 1")
@@ -222,8 +225,11 @@ def decode_message(
         cut = cuts[cut_pick % len(cuts)] if cuts else None
     message = _assemble(pieces, cut, tools, repertoire)
     if repertoire.all_text(tools):  # the claim parses nothing when no tool is offered
-        return dataclasses.replace(message, truth=Truth(text=message.text))
-    return message
+        message = dataclasses.replace(message, truth=Truth(text=message.text))
+    # The request's schemas, agreeing with the truth; how they are written is read
+    # from the meta bytes' far end.
+    specs = tool_specs_for(message.truth, tools, Source(data[:META_BYTES], reverse=True))
+    return dataclasses.replace(message, tool_specs=specs)
 
 
 class _Writer:

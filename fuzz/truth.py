@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tcr.dialects import Call
+from tcr.expectation import Expectation, ExpectedCall
 
 __all__ = ["Call", "Message", "Truth"]
 
@@ -33,6 +34,15 @@ class Truth:
             "calls": [call.as_map() for call in self.calls],
             "reasoning": self.reasoning,
         }
+
+    def expected(self) -> Expectation:
+        """The truth as the ``Expectation`` the judge compares with: each call with its
+        dialect, so that untyped values are compared typed (``tcr.tool_specs``)."""
+        calls = tuple(
+            ExpectedCall(call.name, dict(call.arguments), call.dialect or None)
+            for call in self.calls
+        )
+        return Expectation(self.text, calls, self.reasoning)
 
     @classmethod
     def from_expectation(cls, expect: Mapping[str, Any]) -> Truth | None:
@@ -58,10 +68,13 @@ class Message:
     """A generated message: its text, the tools declared to the detector, and its truth.
 
     ``parts`` names the pieces it was built from, in order (``"prose"``,
-    ``"hermes/json"``, ``"python_tag/truncated"``…), for reports.
+    ``"hermes/json"``, ``"python_tag/truncated"``…), for reports. ``tool_specs``: the
+    OpenAI ``tools`` list of the request, whose schemas agree with the truth's argument
+    types (``None`` when ``tools`` is: the request offered none).
     """
 
     text: str
     truth: Truth
     tools: tuple[str, ...] | None = None
     parts: tuple[str, ...] = ()
+    tool_specs: tuple[dict[str, Any], ...] | None = None

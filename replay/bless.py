@@ -37,7 +37,9 @@ def _current(path: Path, factory: Factory, tools: Sequence[str] | None) -> dict[
     recording = read_recording(path)
     text = decode(recording).text
     declared = tools if tools is not None else recording.tools
-    trace = Judge(factory, text, tools=declared).whole
+    # The request's tools go to a factory that takes them: the reference then types
+    # untyped values by their schemas, and the expectation holds them typed.
+    trace = Judge(factory, text, tools=declared, tool_specs=recording.tool_specs).whole
     if trace.crash is not None:
         raise TcrError(f"{path}: the detector raised {trace.crash.error}: nothing to bless")
     return expectation_of(trace.events).to_map()

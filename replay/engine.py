@@ -34,6 +34,7 @@ from tcr.oracle import CHECKS, Check, Violation
 from tcr.rechunk import Chunking, Strategy, splits_spec
 from tcr.signature import TIMEOUT, WHOLE, Signature, key, shape, signature
 from tcr.stream import Decoded, decode, decode_bytes
+from tcr.tool_specs import ToolSpecs
 
 from .model import Failure, InputError, Outcome, display_path
 
@@ -58,6 +59,8 @@ class Plan:
     exitfirst: bool
     minimize: bool
     timeout: float | None = None  # seconds per message run: see tcr.time_limit
+    tool_specs: ToolSpecs | None = None  # given for every recording (None: each one's own)
+    tool_specs_file: str | None = None  # where they were read (--tool-specs), for reproducers
 
     @property
     def slots(self) -> tuple[Strategy | None, ...]:
@@ -77,6 +80,7 @@ def load(path: Path, plan: Plan) -> Replay | InputError:
             recording, decoded = _read_content(path)
         expect = recording.expect if Check.EXPECTED in plan.checks else None
         expectation = Expectation.of(expect)
+        specs = plan.tool_specs if plan.tool_specs is not None else recording.tool_specs
     except TcrError as error:
         return InputError(shown, str(error))
     tools = plan.tools if plan.tools is not None else recording.tools
@@ -88,6 +92,7 @@ def load(path: Path, plan: Plan) -> Replay | InputError:
         checks=plan.checks,
         timeout=plan.timeout,
         claim=plan.detector.claim,
+        tool_specs=specs,
     )
     if plan.layer == "content":
         try:
@@ -247,6 +252,7 @@ class Replay:
                 checks=(Check(target.check),),
                 timeout=self.judge.timeout,
                 claim=self.judge.claim,
+                tool_specs=self.judge.tool_specs,
             )
             return any(key(v) == target.key for v in judge.verdict(chunks).violations)
 
@@ -325,6 +331,8 @@ class Replay:
         args = self.plan.detector.options()
         if self.plan.tools is not None:
             args += ["--tools", ",".join(self.plan.tools)]
+        if self.plan.tool_specs_file is not None:
+            args += ["--tool-specs", self.plan.tool_specs_file]
         return args
 
     def reproducer(self, splits: Sequence[int], check: Check) -> str:
@@ -348,6 +356,8 @@ class Replay:
             tools += f", dialects={sorted(claim.dialects)!r}"
         if claim.empty_tools != "reject":
             tools += f", empty_tools={claim.empty_tools!r}"
+        if self.judge.tool_specs is not None and self.judge.schemas is not None:
+            tools += f", tool_specs={list(self.judge.tool_specs)!r}"
         expect = ""
         if check is Check.EXPECTED and self.expect is not None:
             expect = f", expectation={self.expect.to_map()!r}"

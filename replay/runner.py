@@ -7,8 +7,10 @@ the path (and chunk index) and the run goes on with the next recording.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,7 @@ from tcr.oracle import RECORDING_CHECKS, TRACE_CHECKS, Check, Verdict
 from tcr.rechunk import DEFAULT_STRATEGIES, parse_strategy
 from tcr.shard import check_shard, parse_shard
 from tcr.time_limit import check_timeout
+from tcr.tool_specs import ToolSpecs, read_tool_specs
 
 from .cost import cost_outcome
 from .engine import Plan, load
@@ -58,6 +61,7 @@ def run(
     timeout: float | None = None,
     dialects: Sequence[str] | None = None,
     empty_tools: str | None = None,
+    tool_specs: Sequence[Mapping[str, Any]] | str | Path | None = None,
 ) -> Report:
     """Replay recordings (files or directories; None: the bundled corpora).
 
@@ -71,12 +75,21 @@ def run(
     a calling script as a module (keep its work under ``if __name__ == "__main__":``).
     ``dialects``/``empty_tools`` state the detector's claim over the one it declares
     (``tcr.claims``; a factory that takes them gets them); the report names it.
+    ``tool_specs``: the OpenAI ``tools`` list given to a factory that takes it, for
+    every recording (default: each recording's own, ``Recording.tool_specs``), or a
+    JSON file holding it (``--tool-specs FILE``: a list, or ``{"tools": [...]}``).
     Raises ``TcrError`` only for unusable options (a bad strategy, an unknown
     check, a detector that cannot be loaded, a missing path); everything found
     while replaying goes into the ``Report``.
     """
     chosen = resolve_detector(detector, dialects=dialects, empty_tools=empty_tools)
     plan = _plan(strategies, runs, seed, chosen, tools, checks, layer, exitfirst, minimize, timeout)
+    if isinstance(tool_specs, str | Path):
+        plan = replace(
+            plan, tool_specs=load_tool_specs(tool_specs), tool_specs_file=str(tool_specs)
+        )
+    elif tool_specs is not None:
+        plan = replace(plan, tool_specs=read_tool_specs(tool_specs, "tool_specs"))
     if jobs < 1:
         raise TcrError(f"--jobs must be at least 1, not {jobs}")
     if paths is None:
@@ -115,6 +128,20 @@ def _runs_cost(plan: Plan, shard: tuple[int, int] | None) -> bool:
     return Check.COST in plan.checks and plan.layer == "content" and first
 
 
+def load_tool_specs(path: str | Path) -> ToolSpecs:
+    """The OpenAI ``tools`` list in a JSON file (or under its ``"tools"`` key), validated."""
+    where = f"--tool-specs {path}"
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as error:
+        raise TcrError(f"{where}: cannot read: {error.strerror or error}") from None
+    except (ValueError, RecursionError) as error:
+        raise TcrError(f"{where}: not JSON: {error}") from None
+    if isinstance(data, dict) and "tools" in data:
+        data = data["tools"]
+    return read_tool_specs(data, where)
+
+
 def select_shard(files: Sequence[Path], shard: tuple[int, int] | None) -> list[Path]:
     """Round-robin over the sorted recordings: deterministic and balanced."""
     ordered = sorted(files, key=lambda p: display_path(p))
@@ -133,10 +160,13 @@ def check_chunks(
     expectation: Expectation | Mapping[str, Any] | None = None,
     dialects: Sequence[str] | None = None,
     empty_tools: str | None = None,
+    tool_specs: Sequence[Mapping[str, Any]] | None = None,
 ) -> Verdict:
     """Check one chunking against the whole run: what a pinned regression test calls.
 
     ``dialects``/``empty_tools``: the claim to judge against, as ``run`` takes them.
+    ``tool_specs``: the request's OpenAI ``tools`` list, for a factory that takes it;
+    expected values of untyped bodies are then typed by it (``tcr.judge``).
     """
     chosen = resolve_detector(detector, dialects=dialects, empty_tools=empty_tools)
     judge = Judge(
@@ -146,6 +176,7 @@ def check_chunks(
         expectation=expectation,
         checks=checks,
         claim=chosen.claim,
+        tool_specs=tool_specs,
     )
     return judge.verdict(chunks)
 

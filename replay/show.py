@@ -91,6 +91,7 @@ def summarize(
         expectation=recording.expect,
         timeout=timeout,
         claim=chosen.claim,
+        tool_specs=recording.tool_specs,  # the request's tools, for a factory that takes them
     )
     run, verdict = _judge(judge, chunks)
     return dataclasses.replace(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from tcr.detector.events import Event, Reasoning, Rejected, Text, ToolCall
@@ -22,10 +22,22 @@ _KEYS = ("text", "calls", "reasoning")
 
 @dataclass(frozen=True, slots=True)
 class ExpectedCall:
-    """A call the user must be shown: its name and parsed JSON arguments."""
+    """A call the user must be shown: its name and parsed JSON arguments.
+
+    ``dialect``: the dialect its block is written in, when known (a fuzz ground truth,
+    a run: the event's ``format``; a map may give it as the call's ``"dialect"`` key).
+    It says whether its values carry JSON types or are text that a schema types
+    (``tcr.tool_specs``). Two calls that differ only in it are equal, and ``as_map``
+    leaves it out: a stored expectation says what is shown, and ``tcr.judge`` learns
+    the dialect of a call it lacks from the reference.
+    """
 
     name: str
     arguments: object
+    dialect: str | None = field(default=None, compare=False)
+
+    def as_map(self) -> dict[str, Any]:
+        return {"name": self.name, "arguments": self.arguments}
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +83,7 @@ class Expectation:
         if self.text is not None:
             out["text"] = self.text
         if self.calls is not None:
-            out["calls"] = [{"name": c.name, "arguments": c.arguments} for c in self.calls]
+            out["calls"] = [c.as_map() for c in self.calls]
         if self.reasoning is not None:
             out["reasoning"] = self.reasoning
         return out
@@ -92,7 +104,7 @@ def expectation_of(events: Iterable[Event]) -> Expectation:
                 arguments: Any = json.loads(event.arguments)
             except ValueError:
                 arguments = event.arguments
-            calls.append(ExpectedCall(event.name, arguments))
+            calls.append(ExpectedCall(event.name, arguments, event.format or None))
         elif isinstance(event, Reasoning):
             reasoning.append(event.text)
     return Expectation("".join(text), tuple(calls), "".join(reasoning))
@@ -116,4 +128,7 @@ def _call(index: int, spec: object) -> ExpectedCall:
             arguments = json.loads(arguments)
         except ValueError:
             raise TcrError(f"expectation call {index}: 'arguments' is not JSON") from None
-    return ExpectedCall(spec["name"], arguments)
+    dialect = spec.get("dialect")
+    if dialect is not None and not isinstance(dialect, str):
+        raise TcrError(f"expectation call {index}: 'dialect' must be a string")
+    return ExpectedCall(spec["name"], arguments, dialect or None)

@@ -15,7 +15,8 @@ those dialects' opening markers only, holdback's bound is their longest opener -
 and the expectation is restated for the claim. A recording's stored expectation was
 made by the full reference (``expectation_for``, default ``EVERYTHING``); when the
 claim parses something else here, the reference restricted to the claim
-(``StreamDetector(tools, dialects=…, empty_tools=…)``) is run on the whole text:
+(``StreamDetector(tools, dialects=…, empty_tools=…, tool_specs=…)``) is run on the whole
+text:
 
 - the stored expectation is kept where the restricted reference agrees with it;
 - else, if the full reference agrees with it (it is the reference's), the restricted
@@ -28,10 +29,20 @@ A message with no stored expectation gets none for any claim: the restricted
 reference's choices beyond the claim (policy 12's stripped content, say) are not
 the user's to answer for unless a recording says so. The skips that come from the
 claim are in ``not_judged`` (check -> why), which replay counts once per run.
+
+**Tool specs** (DESIGN §5, "Tools with schemas"). ``tool_specs``, the request's OpenAI
+``tools`` list, goes to every detector whose factory takes it (``make_detector``), and
+to the reference that restates an expectation. When the factory takes it, ``expected``
+types the expected values of untyped bodies (Qwen3-Coder XML, GLM pairs) by those
+schemas (``schemas``); when it does not, the detector was told no types, and either the
+text or its JSON reading is right (``tcr.tool_specs.value_agrees``). Whether a call's
+values are untyped is its dialect's; an expectation that does not say (a stored map)
+learns it from the reference's run of the whole text, once.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -39,12 +50,13 @@ from typing import Any
 from tcr._verdict import CHECKS, TRACE_CHECKS, Check, Verdict
 from tcr.claims import EVERYTHING, Claim
 from tcr.detector.core import StreamDetector
-from tcr.detector.events import Detector, Event, Text
+from tcr.detector.events import Detector, Event, Text, ToolCall
 from tcr.detector.formats import NOTHING, Lexicon, lexicon
-from tcr.detector.loader import Factory, make_detector
+from tcr.detector.loader import Factory, accepts_keyword, make_detector
 from tcr.errors import TcrError, did_you_mean
-from tcr.expectation import Expectation, expectation_of
-from tcr.oracle import NO_MARKER, Violation, check_trace
+from tcr.expectation import Expectation, ExpectedCall, expectation_of
+from tcr.oracle import NO_MARKER, Schemas, Violation, arguments_differ, check_trace
+from tcr.tool_specs import ToolSpecs, parameter_schemas, read_tool_specs
 from tcr.trace import Trace, run_trace
 from tcr.warm_cold import warm_cold_verdict
 
@@ -99,10 +111,16 @@ class Judge:
         timeout: float | None = None,
         claim: Claim = EVERYTHING,
         expectation_for: Claim = EVERYTHING,
+        tool_specs: Sequence[Mapping[str, Any]] | None = None,
     ) -> None:
         self.factory = factory
         self.text = text
         self.tools = tools
+        specs = None if tool_specs is None else read_tool_specs(tool_specs)
+        self.tool_specs: ToolSpecs | None = specs
+        # What types the expected values of untyped bodies: the specs the detector gets.
+        given = specs is not None and accepts_keyword(factory, "tool_specs")
+        self.schemas: Schemas | None = parameter_schemas(specs) if given else None
         self.claim = claim  # what the detector is judged against (module docstring)
         self.checks = checks_of(checks)
         self.trace_checks = tuple(c for c in self.checks if c in TRACE_CHECKS)
@@ -116,13 +134,18 @@ class Judge:
         self.expectation = self.stored_expectation
         if Check.EXPECTED in self.checks:
             restated = expectation_for_claim(
-                self.stored_expectation, text, tools, claim, made_for=expectation_for
+                self.stored_expectation,
+                text,
+                tools,
+                claim,
+                made_for=expectation_for,
+                tool_specs=specs,
             )
             if isinstance(restated, str):
                 self.expectation = None
                 self.not_judged[Check.EXPECTED] = restated
             else:
-                self.expectation = restated
+                self.expectation = _with_dialects(restated, text, tools, claim, specs)
         self.timeout = timeout  # seconds per message run (tcr.time_limit); None: no limit
         self._whole: Trace | None = None
         self._text_spans_only = False  # the detector's tcr_spans (read when ``whole`` runs)
@@ -130,7 +153,7 @@ class Judge:
 
     def detector(self) -> Detector:
         """A fresh detector for this message (``FactoryError`` when the factory fails)."""
-        return make_detector(self.factory, self.tools)
+        return make_detector(self.factory, self.tools, tool_specs=self.tool_specs)
 
     @property
     def whole(self) -> Trace:
@@ -194,6 +217,7 @@ class Judge:
             bound=self.bound,
             leak=self.leak,
             shown_anyway=self._shown_anyway,
+            schemas=self.schemas,
         )
         skipped = {**spans_skipped, **verdict.skipped}
         if Check.EXPECTED in self.not_judged and Check.EXPECTED in skipped:
@@ -219,7 +243,9 @@ class Judge:
 
     def warm_cold(self, chunks: Sequence[str]) -> Verdict:
         """Warm equals cold on one chunking (it judges the factory, not a trace)."""
-        return warm_cold_verdict(self.factory, chunks, tools=self.tools, timeout=self.timeout)
+        return warm_cold_verdict(
+            self.factory, chunks, tools=self.tools, timeout=self.timeout, tool_specs=self.tool_specs
+        )
 
 
 def _lexicon(claim: Claim, tools: Sequence[str] | None) -> Lexicon:
@@ -234,19 +260,22 @@ def expectation_for_claim(
     claim: Claim,
     *,
     made_for: Claim = EVERYTHING,
+    tool_specs: ToolSpecs | None = None,
 ) -> Expectation | str | None:
     """``stored`` (made by the reference claiming ``made_for``) restated for ``claim``.
 
     The expectation to judge against, or why there is none (``NOT_RESTATED``); the
     rules are in the module docstring. Costs two runs of the reference at most, and
-    none when both claims parse the same in a message offering ``tools``.
+    none when both claims parse the same in a message offering ``tools``. The
+    reference gets ``tool_specs``, and its values are compared typed by them.
     """
     if stored is None or claim.parses(tools) == made_for.parses(tools):
         return stored
-    restricted = _reference(text, tools, claim)
-    if _agrees(stored, restricted):
+    schemas = parameter_schemas(tool_specs) if tool_specs is not None else None
+    restricted = _reference(text, tools, claim, tool_specs)
+    if _agrees(stored, restricted, schemas):
         return stored
-    if not _agrees(stored, _reference(text, tools, made_for)):
+    if not _agrees(stored, _reference(text, tools, made_for, tool_specs), schemas):
         return NOT_RESTATED
     return Expectation(
         restricted.text if stored.text is not None else None,
@@ -255,14 +284,59 @@ def expectation_for_claim(
     )
 
 
-def _reference(text: str, tools: Sequence[str] | None, claim: Claim) -> Expectation:
-    detector = StreamDetector(tools, dialects=claim.dialects, empty_tools=claim.empty_tools)
+def _reference(
+    text: str, tools: Sequence[str] | None, claim: Claim, tool_specs: ToolSpecs | None = None
+) -> Expectation:
+    detector = StreamDetector(
+        tools, dialects=claim.dialects, empty_tools=claim.empty_tools, tool_specs=tool_specs
+    )
     return expectation_of([*detector.feed(text), *detector.finish()])
 
 
-def _agrees(stored: Expectation, shown: Expectation) -> bool:
-    """Whether ``shown`` matches every part ``stored`` fixes."""
+def _agrees(stored: Expectation, shown: Expectation, schemas: Schemas | None = None) -> bool:
+    """Whether ``shown`` (the reference's run) matches every part ``stored`` fixes."""
+    for part in ("text", "reasoning"):
+        if getattr(stored, part) is not None and getattr(stored, part) != getattr(shown, part):
+            return False
+    if stored.calls is None:
+        return True
+    assert shown.calls is not None
+    if len(stored.calls) != len(shown.calls):
+        return False
     return all(
-        getattr(stored, part) is None or getattr(stored, part) == getattr(shown, part)
-        for part in ("text", "calls", "reasoning")
+        want.name == got.name
+        and arguments_differ(index, _as_event(got), _dialected(want, got), schemas) is None
+        for index, (want, got) in enumerate(zip(stored.calls, shown.calls, strict=True))
     )
+
+
+def _as_event(call: ExpectedCall) -> ToolCall:
+    arguments = json.dumps(call.arguments, ensure_ascii=False)
+    return ToolCall(call.name, arguments, "", call.dialect or "")
+
+
+def _dialected(want: ExpectedCall, shown: ExpectedCall) -> ExpectedCall:
+    return want if want.dialect else replace(want, dialect=shown.dialect)
+
+
+def _with_dialects(
+    expectation: Expectation | None,
+    text: str,
+    tools: Sequence[str] | None,
+    claim: Claim,
+    tool_specs: ToolSpecs | None,
+) -> Expectation | None:
+    """``expectation`` with the dialect of each call it does not name, from the reference's
+    run of ``text`` (a call it places elsewhere, or to another tool, stays unnamed)."""
+    if expectation is None or not expectation.calls:
+        return expectation
+    if all(call.dialect for call in expectation.calls):
+        return expectation
+    shown = _reference(text, tools, claim, tool_specs).calls or ()
+    calls = tuple(
+        _dialected(want, shown[index])
+        if index < len(shown) and shown[index].name == want.name
+        else want
+        for index, want in enumerate(expectation.calls)
+    )
+    return replace(expectation, calls=calls)

@@ -44,10 +44,11 @@ from tcr._verdict import (
     violation,
 )
 from tcr.detector.events import Reasoning, Rejected, Text, ToolCall, merge_text
-from tcr.detector.formats import HOLDBACK_BOUND, OPENER_RE
+from tcr.detector.formats import BY_ID, HOLDBACK_BOUND, OPENER_RE
 from tcr.errors import TcrError
 from tcr.expectation import Expectation, ExpectedCall
 from tcr.signature import TIMEOUT, dialect_at, marker_dialect
+from tcr.tool_specs import NOT_WELL_FORMED, same_json, schema_type, value_agrees, well_formed
 from tcr.trace import Placed, Trace, merge_placed, place_events
 from tcr.warm_cold import check_warm_cold, warm_cold_verdict
 
@@ -59,8 +60,10 @@ __all__ = [
     "TRACE_CHECKS",
     "Check",
     "Expectation",
+    "Schemas",
     "Verdict",
     "Violation",
+    "arguments_differ",
     "check_trace",
     "check_warm_cold",
     "chunk_invariance",
@@ -340,14 +343,28 @@ def _holdback(trace: Trace, whole: Trace, bound: int) -> list[Violation]:
 # --- expected -------------------------------------------------------------------
 
 
+Schemas = Mapping[str, Mapping[str, Any]]  # tool name -> its parameters' schemas
+
+
 def expected(
-    trace: Trace, expectation: Expectation | Mapping[str, Any], *, whole: Trace | None = None
+    trace: Trace,
+    expectation: Expectation | Mapping[str, Any],
+    *,
+    whole: Trace | None = None,
+    schemas: Schemas | None = None,
 ) -> list[Violation]:
     """Shown text, calls and reasoning match a recorded expectation (parts optional).
 
     Each distinct kind of difference is reported once: lost text and a missing
     call are two findings, a second missing call is not. ``whole``, the unsplit
     run, names the dialect of a call this run is missing when it has it.
+
+    Arguments are compared as JSON values (a boolean is no number). A call whose
+    expected dialect writes untyped values (``schema_typed``: Qwen3-Coder XML, GLM
+    pairs) is compared argument by argument, typed by ``schemas`` (the tool specs
+    the detector was given, ``tcr.tool_specs.parameter_schemas``; ``None``: it was
+    given none), as ``tcr.tool_specs.value_agrees`` says; the finding names the
+    argument.
     """
     expect = Expectation.of(expectation)
     assert expect is not None
@@ -357,7 +374,7 @@ def expected(
         found += _expected_text(trace, placed, expect.text)
     if expect.calls is not None:
         whole_calls = [e for e in whole.events if isinstance(e, ToolCall)] if whole else []
-        found += _expected_calls(trace, placed, expect.calls, whole_calls)
+        found += _expected_calls(trace, placed, expect.calls, whole_calls, schemas)
     if expect.reasoning is not None:
         found += _expected_reasoning(trace, placed, expect.reasoning)
     return found
@@ -423,6 +440,7 @@ def _expected_calls(
     placed: list[Placed],
     want: tuple[ExpectedCall, ...],
     whole_calls: list[ToolCall],
+    schemas: Schemas | None = None,
 ) -> list[Violation]:
     calls = [p for p in placed if isinstance(p.event, ToolCall)]
     found: dict[str, Violation] = {}  # the first of each kind
@@ -432,7 +450,7 @@ def _expected_calls(
         if index >= len(want):
             kind, problem = "extra ToolCall", f"unexpected call {index}: {brief(call)}"
         else:
-            name, arguments = want[index].name, want[index].arguments
+            name = want[index].name
             if not isinstance(call, ToolCall):
                 kind = "missing ToolCall"
                 problem = (
@@ -443,14 +461,11 @@ def _expected_calls(
                     "ToolCall name differs",
                     (f"call {index} is to {call.name!r}, expected {name!r}"),
                 )
-            elif _parsed(call.arguments) != arguments:
-                kind = "ToolCall arguments differ"
-                problem = (
-                    f"call {index} ({name}) has arguments {clip(call.arguments, 40)}, "
-                    f"expected {clip(json.dumps(arguments), 40)}"
-                )
             else:
-                continue
+                differs = arguments_differ(index, call, want[index], schemas)
+                if differs is None:
+                    continue
+                kind, problem = "ToolCall arguments differ", differs
         if kind in found:
             continue
         chunk = item.step if item else len(trace.chunks)
@@ -464,6 +479,43 @@ def _expected_calls(
             Check.EXPECTED, problem, trace.input, chunk, at, kind=kind, dialect=dialect
         )
     return list(found.values())
+
+
+def arguments_differ(
+    index: int, call: ToolCall, want: ExpectedCall, schemas: Schemas | None
+) -> str | None:
+    """How ``call``'s arguments differ from ``want``'s, or ``None`` (``expected``'s docstring)."""
+    got, arguments = _parsed(call.arguments), want.arguments
+    record = BY_ID.get(want.dialect or "")
+    untyped = record is not None and record.schema_typed
+    whole = (
+        f"call {index} ({want.name}) has arguments {clip(call.arguments, 40)}, "
+        f"expected {clip(json.dumps(arguments, ensure_ascii=False), 40)}"
+    )
+    if not untyped:
+        return None if same_json(got, arguments) else whole
+    if not (isinstance(got, dict) and isinstance(arguments, dict)):
+        return whole
+    if got.keys() != arguments.keys():
+        return whole
+    properties = None if schemas is None else schemas.get(want.name, {})
+    for key, value in arguments.items():
+        schema = None if properties is None else properties.get(key)
+        if value_agrees(got[key], value, schema):
+            continue
+        meant = value
+        typed = ""
+        if schema is not None:
+            typed = f" (the schema types it {schema_type(schema)[0]})"
+            read = well_formed(value, schema) if isinstance(value, str) else NOT_WELL_FORMED
+            if read is not NOT_WELL_FORMED:
+                meant = read
+        return (
+            f"call {index} ({want.name}) argument {key!r} is "
+            f"{clip(json.dumps(got[key], ensure_ascii=False), 40)}, "
+            f"expected {clip(json.dumps(meant, ensure_ascii=False, default=str), 40)}{typed}"
+        )
+    return None
 
 
 def _first_block(text: str) -> int | None:
@@ -523,13 +575,15 @@ def check_trace(
     bound: int = HOLDBACK_BOUND,
     leak: re.Pattern[str] | None = _LEAK,
     shown_anyway: Callable[[], Mapping[str, int]] | None = None,
+    schemas: Schemas | None = None,
 ) -> Verdict:
     """Run the requested checks on one trace; ``whole`` is the run of the unsplit input.
 
     ``bound`` and ``leak`` (the opening markers ``no_leak`` looks for; ``None``: none,
     so it is skipped) are the claim's; ``shown_anyway`` counts the markers a correct
-    detector shows too (``_no_leak``). The layer below ``tcr.judge.Judge``, which
-    makes the runs and adds warm equals cold.
+    detector shows too (``_no_leak``); ``schemas`` the tool specs the detector was
+    given, which type the expected values of untyped bodies (``expected``). The layer
+    below ``tcr.judge.Judge``, which makes the runs and adds warm equals cold.
     """
     unknown = [c for c in checks if c not in CHECKS]
     if unknown:
@@ -561,7 +615,7 @@ def check_trace(
         elif check is Check.HOLDBACK and whole is not None:
             found += _holdback(trace, whole, bound)
         elif check is Check.EXPECTED and expect is not None:
-            found += expected(trace, expect, whole=whole)
+            found += expected(trace, expect, whole=whole, schemas=schemas)
         elif check is Check.CRASH:
             found += _crash(trace)
     if found and whole is not None and whole.crash is None:

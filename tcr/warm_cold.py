@@ -9,8 +9,9 @@ no format to seed with) is skipped with its reason, as ``check_trace`` skips che
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from typing import Any
 
 from tcr._verdict import Check, Verdict, Violation, first_difference, violation
 from tcr.detector.events import Detector
@@ -36,6 +37,7 @@ def warm_cold_verdict(
     *,
     tools: Sequence[str] | None = None,
     timeout: float | None = None,
+    tool_specs: Sequence[Mapping[str, Any]] | None = None,
 ) -> Verdict:
     """``check_warm_cold`` with the reasons for parts it could not run.
 
@@ -45,7 +47,7 @@ def warm_cold_verdict(
     ``FactoryError`` (``tcr.detector.loader.make_detector``). ``timeout`` limits
     each run of the message (``tcr.time_limit``); over it, a run is a finding.
     """
-    fresh = make_detector(factory, tools)
+    fresh = make_detector(factory, tools, tool_specs=tool_specs)
     cold = run_trace(fresh, chunks, states=False, timeout=timeout)
     if cold.crash is not None:
         return Verdict((), (), {Check.WARM_COLD: "a fresh detector crashed (see the crash check)"})
@@ -53,7 +55,7 @@ def warm_cold_verdict(
     found: list[Violation] = []
     skipped: dict[str, str] = {}
 
-    reused = make_detector(factory, tools)
+    reused = make_detector(factory, tools, tool_specs=tool_specs)
     reset = getattr(reused, "reset", None)
     if callable(reset):
         found += _reset_part(reused, reset, cold, reference, timeout)
@@ -68,7 +70,7 @@ def warm_cold_verdict(
     elif not accepts_keyword(factory, "format"):
         skipped["warm_cold.seed"] = "the factory takes no format keyword"
     else:
-        found += _seed_part(factory, tools, learned, cold, reference, timeout)
+        found += _seed_part(factory, tools, tool_specs, learned, cold, reference, timeout)
 
     if len(skipped) == 2:
         reasons = "; ".join(f"{key.split('.')[1]}: {why}" for key, why in skipped.items())
@@ -113,6 +115,7 @@ def _reset_part(
 def _seed_part(
     factory: Factory,
     tools: Sequence[str] | None,
+    tool_specs: Sequence[Mapping[str, Any]] | None,
     learned: object,
     cold: Trace,
     reference: list[Placed],
@@ -120,7 +123,7 @@ def _seed_part(
 ) -> list[Violation]:
     label = f"a detector seeded with format={learned!r}"
     try:
-        seeded = make_detector(factory, tools, format=learned)
+        seeded = make_detector(factory, tools, tool_specs=tool_specs, format=learned)
     except FactoryError as error:  # the factory takes format= but not this one: a finding
         message = f"{label} could not be made: {error}"
         return [violation(Check.WARM_COLD, message, cold.input, 0, 0, kind="seeded: not made")]

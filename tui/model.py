@@ -59,7 +59,9 @@ class Session:
 
     def new_detector(self) -> Detector:
         """A fresh detector (``FactoryError`` when the factory fails: nothing to step through)."""
-        return make_detector(self.detector.factory, self.source.tools)
+        return make_detector(
+            self.detector.factory, self.source.tools, tool_specs=self.source.tool_specs
+        )
 
     @property
     def run(self) -> Run:
@@ -91,6 +93,7 @@ class Session:
                 expectation=self.expectation,
                 checks=TRACE_CHECKS,  # warm equals cold judges the factory, not a run to step
                 claim=self.detector.claim,
+                tool_specs=self.source.tool_specs,
             )
         return self._judge
 

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tcr.corpus import Frame, RecordingReader
+from tcr.corpus import Frame, Recording, RecordingReader
 from tcr.errors import DecodeError, TcrError
 from tcr.rechunk import parse_strategy
 from tcr.stream import Delta, StreamDecoder
@@ -51,10 +51,13 @@ class Source:
         tools: Sequence[str] | None = None,
         expect: Mapping[str, Any] | None = None,
         path: Path | None = None,
+        tool_specs: Sequence[Mapping[str, Any]] | None = None,
     ) -> None:
         self.label = label  # what titles show: the file name, or "chunks"
         self.path = path
         self.tools: tuple[str, ...] | None = None if tools is None else tuple(tools)
+        # The request's OpenAI tools, for a factory that takes tool_specs (tcr.tool_specs).
+        self.tool_specs = None if tool_specs is None else tuple(tool_specs)
         self.expect = expect
         self.chunks: list[str] = []  # non-empty content chunks, in order, so far
         self.length = 0
@@ -148,7 +151,12 @@ def load_source(
         raise TcrError(f"{where}: is a directory; tcr tui opens one recording")
     reader = RecordingReader(where)
     declared = tools if tools is not None else reader.header.get("tools")
-    source = Source(where.name, tools=declared, path=where)
+    try:
+        specs = Recording(reader.header, [], None, None, where).tool_specs
+    except TcrError:
+        reader.close()
+        raise
+    source = Source(where.name, tools=declared, path=where, tool_specs=specs)
     try:
         source._decoder = StreamDecoder(str(reader.header["kind"]))
     except DecodeError as exc:
@@ -165,12 +173,13 @@ def source_from_chunks(
     label: str = "chunks",
     tools: Sequence[str] | None = None,
     expect: Mapping[str, Any] | None = None,
+    tool_specs: Sequence[Mapping[str, Any]] | None = None,
 ) -> Source:
     """A source made of given chunks (a shrunk failure, a test's input)."""
     for index, chunk in enumerate(chunks):
         if not isinstance(chunk, str):
             raise TcrError(f"chunk {index} is {type(chunk).__name__}, not str")
-    source = Source(label, tools=tools, expect=expect)
+    source = Source(label, tools=tools, expect=expect, tool_specs=tool_specs)
     for chunk in chunks:
         if chunk:
             source.chunks.append(chunk)

@@ -33,6 +33,7 @@ __all__ = [
     "sarif_option",
     "seed_option",
     "timeout_option",
+    "tool_specs_option",
     "tools_option",
     "write_reports",
 ]
@@ -132,6 +133,20 @@ def tools_option(fn: F) -> F:
         metavar="NAME[,NAME...]",
         default=None,
         help="Declared tool names, overriding the recording's ('' declares none).",
+    )(fn)
+
+
+def tool_specs_option(fn: F) -> F:
+    return click.option(
+        "--tool-specs",
+        "tool_specs",
+        type=click.Path(path_type=Path),
+        metavar="FILE",
+        default=None,
+        help=(
+            'A JSON file with the OpenAI tools list (or {"tools": [...]}) given to a '
+            "factory that takes tool_specs, overriding each recording's request tools."
+        ),
     )(fn)
 
 

@@ -25,6 +25,7 @@ from tcr.commands.options import (
     sarif_option,
     seed_option,
     timeout_option,
+    tool_specs_option,
     tools_option,
     write_reports,
 )
@@ -53,6 +54,7 @@ Examples:
   tcr replay corpora/ --rechunk random --runs 200 --seed 7
   tcr replay rec.msgpack --rechunk exhaustive --rechunk boundary
   tcr replay rec.msgpack --detector mypkg.parser:make_detector --tools get_weather
+  tcr replay rec.msgpack --detector mypkg.parser:make_detector --tool-specs tools.json
   tcr replay corpora/ --detector mypkg.parser:make_detector --dialect hermes --dialect think
   tcr replay corpora/ --dialect mistral --empty-tools text   # the reference, restricted
   tcr replay rec.msgpack --rechunk splits:12,15 --check no_leak
@@ -82,6 +84,7 @@ Examples:
 @detector_cmd_option
 @timeout_option
 @tools_option
+@tool_specs_option
 @claim_options
 @click.option(
     "--check",
@@ -122,6 +125,7 @@ def replay(
     detector_timeout: float,
     timeout: float,
     tools: str | None,
+    tool_specs: Path | None,
     dialects: tuple[str, ...],
     empty_tools: str | None,
     checks: tuple[str, ...],
@@ -157,6 +161,7 @@ def replay(
                 seed=seed,
                 detector=chosen,
                 tools=parse_tools(tools),
+                tool_specs=tool_specs,
                 checks=checks or None,
                 layer=layer,
                 exitfirst=exitfirst,

@@ -13,6 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from tcr.errors import CorpusError, TcrError
+from tcr.tool_specs import ToolSpecs, read_tool_specs
+
 __all__ = [
     "FORMAT_VERSION",
     "KINDS",
@@ -79,6 +82,21 @@ class Recording:
     def tools(self) -> list[str] | None:
         tools: list[str] | None = self.header.get("tools")
         return tools
+
+    @property
+    def tool_specs(self) -> ToolSpecs | None:
+        """The tools the request offered, as OpenAI tool objects with their schemas
+        (``tcr.tool_specs``; DESIGN §5, "Tools with schemas"); ``None`` when it offered
+        none. The header's ``tools`` (the names) stays what it is. A ``tools`` list that
+        is not one raises ``CorpusError`` naming the file."""
+        request = self.header.get("request")
+        if not isinstance(request, dict) or request.get("tools") is None:
+            return None
+        where = f"{self.path or self.id}: header request.tools"
+        try:
+            return read_tool_specs(request["tools"], where)
+        except TcrError as error:  # it names where: a corpus error, as any bad header
+            raise CorpusError(str(error)) from None
 
     @property
     def labels(self) -> dict[str, Any]:

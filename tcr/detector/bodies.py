@@ -9,8 +9,13 @@ is a ``BodyError`` whose ``reason`` the detector copies into ``Rejected``.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
+from typing import Any
+
 from tcr.dialects import BY_ID
 from tcr.dialects._calls import BodyError, ParsedCall, call_from_json, canonical_arguments
+from tcr.tool_specs import typed_value
 
 __all__ = [
     "BodyError",
@@ -19,6 +24,7 @@ __all__ = [
     "canonical_arguments",
     "parse_body",
     "strip_markers",
+    "typed_call",
 ]
 
 
@@ -54,3 +60,16 @@ def strip_markers(dialect_id: str, raw: str, *, closed: bool = True) -> str:
             if text.endswith(closer):
                 return text[: -len(closer)]
     return text
+
+
+def typed_call(call: ParsedCall, schemas: Mapping[str, Any] | None) -> ParsedCall:
+    """``call`` with the values of an untyped body typed by its tool's parameter
+    ``schemas`` (``tcr.tool_specs.typed_value``); an argument the schemas do not name,
+    and every value of a JSON body, stays as read."""
+    if call.texts is None or not schemas:
+        return call
+    arguments = json.loads(call.arguments)
+    for key, text in call.texts:
+        if key in schemas:
+            arguments[key] = typed_value(text, schemas[key])
+    return ParsedCall(call.name, canonical_arguments(arguments), call.texts)

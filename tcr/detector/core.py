@@ -14,12 +14,13 @@ from collections.abc import Iterable
 
 from tcr import claims  # a module, not its names: tcr.claims imports this package
 from tcr.detector.block import CALL_KEYS, Block
-from tcr.detector.bodies import BodyError, parse_body, strip_markers
+from tcr.detector.bodies import BodyError, parse_body, strip_markers, typed_call
 from tcr.detector.events import Event, Reasoning, Rejected, Text, ToolCall, merge_text
 from tcr.detector.formats import BY_ID, NOTHING, Closing, Lexicon, format_for_model, lexicon
 from tcr.detector.machine import FSM, TRANSITIONS, DetectorState, IllegalTransition
 from tcr.dialects import Dialect, Kind
 from tcr.dialects._record import FENCE, FENCE_DONE_RE, FENCE_MAYBE_RE
+from tcr.tool_specs import parameter_schemas, read_tool_specs
 
 __all__ = ["DEFAULT_MAX_BLOCK", "StreamDetector", "format_for_model"]
 
@@ -63,6 +64,13 @@ class StreamDetector:
     default) rejects every call (policy 7); ``"text"`` parses nothing, as a server
     that runs no tool parser when a request offers no tools: every byte is ``Text``
     at once and nothing is held back.
+
+    ``tool_specs``: the OpenAI ``tools`` list of the request (DESIGN §5, "Tools with
+    schemas"). The values of bodies that carry no JSON types (``qwen3_coder``,
+    ``glm45``: the records' ``schema_typed``) are typed by the tool's parameter
+    schemas as vLLM types them (``tcr.tool_specs.typed_value``); without a schema for
+    an argument its value stays text (JSON when it plainly is an object or array).
+    JSON bodies keep their JSON types. Names still come from ``tools``.
     """
 
     def __init__(
@@ -72,6 +80,7 @@ class StreamDetector:
         max_block: int = DEFAULT_MAX_BLOCK,
         dialects: Iterable[str] | None = None,
         empty_tools: str = "reject",
+        tool_specs: object = None,
     ) -> None:
         if format is not None and format not in BY_ID and format != "native":
             raise ValueError(f"detector: unknown format {format!r}; known: {', '.join(BY_ID)}")
@@ -81,6 +90,8 @@ class StreamDetector:
             known = ", ".join(claims.EMPTY_TOOLS)
             raise ValueError(f"detector: empty_tools must be one of {known}, not {empty_tools!r}")
         self.tools: frozenset[str] | None = None if tools is None else frozenset(tools)
+        specs = None if tool_specs is None else read_tool_specs(tool_specs, "detector: tool_specs")
+        self._schemas = parameter_schemas(specs)  # tool name -> its parameters' schemas
         self.format: str | None = format
         self.max_block = max_block
         self._lex = lexicon(dialects)
@@ -343,6 +354,8 @@ class StreamDetector:
             out.append(Rejected(raw, shown, dialect.id, "undeclared"))
             return
         self.format = dialect.id
+        if self._schemas:
+            calls = [typed_call(c, self._schemas.get(c.name)) for c in calls]
         for k, call in enumerate(calls):
             out.append(ToolCall(call.name, call.arguments, raw if k == 0 else "", dialect.id))
 

@@ -7,7 +7,8 @@ over the ``tcr_claim`` of a detector it makes, then of the factory; a factory
 that takes ``dialects``/``empty_tools`` keywords (the reference does) gets the
 options' parts, so ``--dialect hermes`` restricts it. ``make_detector`` is the one
 way to call a factory, with one error policy: the factory gets ``tools=NAMES`` only
-when it accepts a ``tools`` keyword; a factory that raises, or returns something
+when it accepts a ``tools`` keyword, and ``tool_specs=`` (the request's OpenAI
+``tools`` list) only when it accepts that one; a factory that raises, or returns something
 that is not a detector, raises ``FactoryError`` naming the factory. Callers decide
 what that means (a replay reports the recording and goes on; fuzz stops).
 """
@@ -18,7 +19,7 @@ import functools
 import importlib
 import inspect
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -182,15 +183,23 @@ def accepts_keyword(factory: Callable[..., object], keyword: str) -> bool:
 
 
 def make_detector(
-    factory: Factory, tools: Sequence[str] | None = None, **keywords: object
+    factory: Factory,
+    tools: Sequence[str] | None = None,
+    *,
+    tool_specs: Sequence[Mapping[str, Any]] | None = None,
+    **keywords: object,
 ) -> Detector:
-    """One detector for one message: ``factory(tools=NAMES, **keywords)``.
+    """One detector for one message: ``factory(tools=NAMES, tool_specs=SPECS, **keywords)``.
 
-    ``tools`` is passed only when the factory accepts it (ARCHITECTURE.md §5.2). A factory that
+    ``tools`` (the declared names) and ``tool_specs`` (the request's OpenAI ``tools``
+    list, ``tcr.tool_specs``) are each passed only when the factory accepts that keyword
+    (ARCHITECTURE.md §5.2), ``tool_specs`` only when there are some. A factory that
     raises, or returns no ``feed``/``finish`` detector, raises ``FactoryError``.
     """
     if accepts_keyword(factory, "tools"):
         keywords["tools"] = None if tools is None else list(tools)
+    if tool_specs is not None and accepts_keyword(factory, "tool_specs"):
+        keywords["tool_specs"] = [dict(spec) for spec in tool_specs]
     try:
         detector = factory(**keywords)
     except Exception as error:  # not Ctrl-C: that still stops the run
@@ -209,8 +218,11 @@ def make_detector(
     return detector
 
 
+_NOT_SHOWN = frozenset({"tools", "tool_specs"})  # per message, and long: not the factory's name
+
+
 def _called(factory: Callable[..., object], keywords: dict[str, object]) -> str:
-    shown = ", ".join(f"{k}={v!r}" for k, v in keywords.items() if k != "tools")
+    shown = ", ".join(f"{k}={v!r}" for k, v in keywords.items() if k not in _NOT_SHOWN)
     return f"{factory_name(factory)}({shown})" if shown else factory_name(factory)
 
 

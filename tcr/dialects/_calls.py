@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from tcr.errors import TcrError
@@ -30,6 +30,7 @@ __all__ = [
     "json_calls",
     "skip_space",
     "text_arguments",
+    "text_call",
     "unmarked_json_call",
     "walk",
 ]
@@ -39,10 +40,16 @@ Reason = Literal["malformed", "not_a_call"]
 
 @dataclass(frozen=True, slots=True)
 class ParsedCall:
-    """One call found in a block; ``arguments`` is canonical JSON-object text."""
+    """One call found in a block; ``arguments`` is canonical JSON-object text.
+
+    ``texts``: for a body that carries no JSON types (XML-ish pairs), each value as
+    written, so that a tool's schema can type it (``tcr.tool_specs``); ``None`` for
+    a JSON body, whose values keep their JSON types.
+    """
 
     name: str
     arguments: str
+    texts: tuple[tuple[str, str], ...] | None = field(default=None, compare=False)
 
 
 class BodyError(TcrError):
@@ -229,13 +236,16 @@ def check_name(name: str, where: str) -> str:
     return name
 
 
-def _text_value(raw: str) -> object:
-    """An XML-ish argument value: text, or JSON when it plainly is an object or array.
+def _trimmed(raw: str) -> str:
+    # Exactly one newline is trimmed at each end because the templates put the
+    # value on its own line; more would eat white space the value really has.
+    return raw.removeprefix("\n").removesuffix("\n")
 
-    Exactly one newline is trimmed at each end because the templates put the
-    value on its own line; more would eat white space the value really has.
-    """
-    value = raw.removeprefix("\n").removesuffix("\n")
+
+def _text_value(raw: str) -> object:
+    """An XML-ish argument value: text, or JSON when it plainly is an object or array
+    (without a schema; ``tcr.tool_specs`` types it by one)."""
+    value = _trimmed(raw)
     if value[:1] in ("{", "["):
         try:
             return decode_whole(value)
@@ -267,6 +277,12 @@ def text_arguments(pairs: list[tuple[str, str]]) -> str:
             raise BodyError("malformed", "an argument with an empty name")
         arguments[key.strip()] = _text_value(value)
     return canonical_arguments(arguments)
+
+
+def text_call(name: str, pairs: list[tuple[str, str]]) -> ParsedCall:
+    """A call of an untyped body: its arguments read without a schema, and the texts."""
+    texts = tuple((key.strip(), _trimmed(value)) for key, value in pairs)
+    return ParsedCall(name, text_arguments(pairs), texts)
 
 
 def skip_space(text: str, pos: int) -> int:

@@ -70,10 +70,16 @@ class BodyLexer(Enum):
 
 @dataclass(frozen=True, slots=True)
 class Call:
-    """One call a correct detector emits: its name and its parsed arguments."""
+    """One call a correct detector emits: its name and its parsed arguments.
+
+    ``dialect``: the dialect its block is written in (a renderer sets it), which says
+    whether the values carry JSON types or are text typed by the tool's schema; calls
+    that differ only in it are equal.
+    """
 
     name: str
     arguments: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    dialect: str = field(default="", compare=False)
 
     def as_map(self) -> dict[str, Any]:
         return {"name": self.name, "arguments": dict(self.arguments)}
@@ -248,6 +254,9 @@ class Dialect:
     model_seeds: tuple[str, ...] = ()  # model-name patterns that usually write it
     tokens: tuple[str, ...] = ()  # body tokens where chunk boundaries matter
     markup: tuple[str, ...] = ()  # marker text fuzz puts inside argument strings
+    # Its bodies carry no JSON types: every value is text, which parsers type by the
+    # tool's schema (DESIGN §5, "Tools with schemas"; ``tcr.tool_specs``).
+    schema_typed: bool = False
 
     def lexer_for(self, first: str) -> BodyLexer | None:
         """The body lexer a body starting with ``first`` needs, if this dialect names one."""

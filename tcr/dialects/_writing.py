@@ -8,6 +8,7 @@ declared (policy 7), else a rejection showing the body without its markers
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -18,6 +19,7 @@ __all__ = [
     "FLAVORS",
     "MAX_CALLS",
     "XML_FLAVORS",
+    "XML_KEY_TYPES",
     "BodyText",
     "Calls",
     "json_calls",
@@ -30,7 +32,24 @@ __all__ = [
 FLAVORS = ("call", "call", "call", "missing_name", "name_only", "not_a_call")
 XML_FLAVORS = ("call", "call", "call", "missing_name")
 _SHAPES = ("arguments", "parameters", "arguments_first", "openai")
-_XML_KEYS = ("city", "query", "days", "limit", "path", "content", "unit")
+# XML-ish argument keys and the JSON Schema type of the values written under them: the
+# values are text, so a parser types them by the tool's schema (DESIGN §5, "Tools with
+# schemas"); fuzz generates schemas that say these types.
+XML_KEY_TYPES: tuple[tuple[str, str], ...] = (
+    ("city", "string"),
+    ("query", "string"),
+    ("days", "integer"),
+    ("limit", "integer"),
+    ("path", "string"),
+    ("verbose", "boolean"),
+    ("content", "string"),
+    ("ratio", "number"),
+    ("filters", "object"),
+    ("tags", "array"),
+    ("unit", "string"),
+)
+_XML_INTEGERS = (3, 0, 1, 10, -5, 42, 65536, 10**15)
+_XML_NUMBERS = (0.5, -1.25, 3.14, 2.5e-3, 100.75, 1e21)
 MAX_CALLS = 3
 
 
@@ -134,7 +153,7 @@ def rendered(
         body.text,
         closer,
         "",
-        found,
+        tuple(dataclasses.replace(call, dialect=dialect.id) for call in found),
         accepted,
         tuple(body.fragile),
     )
@@ -143,12 +162,21 @@ def rendered(
 # --- XML-ish values (Qwen3-Coder, GLM) ------------------------------------------------
 
 
-def _xml_value(draws: Draws, *, wrapped: bool) -> tuple[str, object]:
-    """An XML-ish argument value as written, and what it means: text, or JSON when it is."""
+def _xml_value(draws: Draws, kind: str, *, wrapped: bool) -> tuple[str, object]:
+    """An XML-ish value of JSON Schema type ``kind`` as written (text), and what it means."""
     src = draws.tail
-    if src.below(4) == 3:
+    if kind == "integer":
+        number = src.choice(_XML_INTEGERS)
+        return str(number), number
+    if kind == "number":
+        real = src.choice(_XML_NUMBERS)
+        return json.dumps(real), real
+    if kind == "boolean":
+        truth = src.flag()
+        return ("true" if truth else "false"), truth
+    if kind in ("object", "array"):
         value: Any = _no_tags([draws.string(markup=False) for _ in range(src.count(2))])
-        if src.flag():
+        if kind == "object":
             value = {"items": value}
         return json_text(value, draws.json_style()), value
     text: str = _no_tags(draws.string(markup=False))
@@ -173,12 +201,13 @@ def _no_tags(value: Any) -> Any:
 
 
 def xml_arguments(draws: Draws, *, wrapped: bool | None = None) -> list[tuple[str, str, object]]:
-    """Drawn ``(key, value as written, value as meant)`` triples for an XML-ish call."""
+    """Drawn ``(key, value as written, value as meant)`` triples for an XML-ish call; each
+    value has its key's type (``XML_KEY_TYPES``)."""
     src = draws.tail
-    keys = list(dict.fromkeys(src.choice(_XML_KEYS) for _ in range(src.count(3))))
+    keys = dict.fromkeys(src.choice(XML_KEY_TYPES) for _ in range(src.count(3)))
     out = []
-    for key in keys:
+    for key, kind in keys:
         wrap = src.flag() if wrapped is None else wrapped
-        written, meant = _xml_value(draws, wrapped=wrap)
+        written, meant = _xml_value(draws, kind, wrapped=wrap)
         out.append((key, "\n" + written + "\n" if wrap else written, meant))
     return out

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from tcr.dialects._calls import ParsedCall, check_name, text_arguments, walk
+from tcr.dialects._calls import ParsedCall, check_name, text_call, walk
 from tcr.dialects._grammars import city_call
 from tcr.dialects._record import (
     Call,
@@ -39,7 +39,7 @@ def _parse(body: str) -> list[ParsedCall]:
     first = text.find(KEY)
     head, rest = (text, "") if first < 0 else (text[:first], text[first:])
     name = check_name(head.strip(), "the name before <arg_key>")
-    return [ParsedCall(name, text_arguments(walk(_PAIR, rest, "a pair")))]
+    return [text_call(name, walk(_PAIR, rest, "a pair"))]
 
 
 def _owns(body: str) -> bool:
@@ -106,6 +106,7 @@ DIALECT = Dialect(
     parser_names=("glm45",),
     special_tokens=frozenset({OPEN, CLOSE, KEY, "</arg_key>", "<arg_value>", "</arg_value>"}),
     owns=_owns,
+    schema_typed=True,
     model_seeds=("glm*",),
     tokens=(KEY, "</arg_value>"),
 )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from tcr.dialects._calls import ParsedCall, check_name, text_arguments, walk
+from tcr.dialects._calls import ParsedCall, check_name, text_call, walk
 from tcr.dialects._grammars import city_call
 from tcr.dialects._record import (
     Call,
@@ -46,7 +46,7 @@ def _parse(body: str) -> list[ParsedCall]:
     calls: list[ParsedCall] = []
     for name, inner in walk(_FUNCTION, body.strip(), "a <function=…> block"):
         params = walk(_PARAMETER, inner.strip(), "a <parameter=…> pair")
-        calls.append(ParsedCall(check_name(name.strip(), "<function=…>"), text_arguments(params)))
+        calls.append(text_call(check_name(name.strip(), "<function=…>"), params))
     return calls
 
 
@@ -133,5 +133,6 @@ DIALECT = Dialect(
     parser_names=("qwen3_coder",),
     special_tokens=frozenset({OPEN, CLOSE}),
     owns=_owns,
+    schema_typed=True,
     tokens=(FUNCTION, "</function>", "<parameter=", "</parameter>"),
 )

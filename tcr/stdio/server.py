@@ -88,7 +88,10 @@ class _Server:
         if op == "new":
             self.detector = None
             self.detector = make_detector(
-                self.factory, request.get("tools"), **self._asked(request)
+                self.factory,
+                request.get("tools"),
+                tool_specs=request.get("tool_specs"),  # passed on when the factory takes it
+                **self._asked(request),
             )
             claim = read_claim(self.detector, self.factory)  # a harness may say what it speaks
             return _OK if claim is None else encode({"ok": True, "claim": claim.to_map()})

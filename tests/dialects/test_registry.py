@@ -18,13 +18,17 @@ from tcr.detector.bodies import strip_markers
 from tcr.detector.core import StreamDetector
 from tcr.dialects import BY_ID, DIALECTS, Call, Dialect, Kind, dialect
 from tcr.fuzz.dialects import block
+from tcr.fuzz.source import Source
+from tcr.fuzz.specs import tool_specs_for
 
 IDS = [d.id for d in DIALECTS]
 CALL_DIALECTS = [d for d in DIALECTS if d.kind == Kind.CALL]
 
 
-def run(chunks: list[str], tools: tuple[str, ...] | None = None) -> list[Event]:
-    detector = StreamDetector(tools=tools)
+def run(
+    chunks: list[str], tools: tuple[str, ...] | None = None, tool_specs: Any = None
+) -> list[Event]:
+    detector = StreamDetector(tools=tools, tool_specs=tool_specs)
     events: list[Event] = []
     for chunk in chunks:
         events += detector.feed(chunk)
@@ -93,8 +97,11 @@ def test_renderer_output_reads_back_to_its_calls_whole_and_per_character(d: Dial
         for tools in (None, ("search", "get_time")):
             written = block(data, d.id, tools)
             truth = written.truth()
-            whole = run([written.raw], tools)
-            assert meaning(run(list(written.raw), tools)) == meaning(whole), written.raw
+            # Untyped values mean what the schema says: the schema the truth's types give.
+            named = tuple(dict.fromkeys(call.name for call in truth.calls))
+            specs = tool_specs_for(truth, named, Source(b""))
+            whole = run([written.raw], tools, specs)
+            assert meaning(run(list(written.raw), tools, specs)) == meaning(whole), written.raw
             shown, calls, reasoning = meaning(whole)
             assert (shown, calls, reasoning) == (
                 truth.text,

@@ -11,17 +11,21 @@ from tcr.detector.core import StreamDetector
 from tcr.detector.formats import FORMATS
 from tcr.fuzz import Message, chunkings, messages, tool_lists
 from tcr.oracle import check_trace, warm_cold_verdict
+from tcr.tool_specs import parameter_schemas
 from tcr.trace import run_trace
 
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
 
 
 def violations(message: Message, chunks: tuple[str, ...]) -> list[str]:
-    text = message.text
-    whole = run_trace(StreamDetector(tools=message.tools), [text] if text else [], states=False)
-    trace = run_trace(StreamDetector(tools=message.tools), chunks, states=False)
-    verdict = check_trace(trace, whole=whole, expectation=message.truth.expectation())
-    warm = warm_cold_verdict(StreamDetector, chunks, tools=message.tools)
+    text, tools, specs = message.text, message.tools, message.tool_specs
+    # The reference is given the message's tool specs, and its values compared typed.
+    whole = run_trace(StreamDetector(tools, tool_specs=specs), [text] if text else [], states=False)
+    trace = run_trace(StreamDetector(tools, tool_specs=specs), chunks, states=False)
+    schemas = None if specs is None else parameter_schemas(specs)
+    expected = message.truth.expected()
+    verdict = check_trace(trace, whole=whole, expectation=expected, schemas=schemas)
+    warm = warm_cold_verdict(StreamDetector, chunks, tools=tools, tool_specs=specs)
     return [str(v) for v in (*verdict.violations, *warm.violations)]
 
 
