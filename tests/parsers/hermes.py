@@ -24,8 +24,12 @@ from toy_detectors import _held_prefix as _prefix_of_open  # one copy of the hol
 
 __all__ = ["CLOSE", "OPEN", "Bug", "HermesParser", "StreamingParseResult", "ToolCallItem"]
 
-_NAME = re.compile(r'"name"\s*:\s*"((?:[^"\\]|\\.)*)"')
 _ARGUMENTS = re.compile(r'"arguments"\s*:\s*(?=\S)')  # ends at the value's first character
+# The shape models write, streamed as it comes: {"name": "…", "arguments": {…}}. Any other
+# (arguments first, "parameters", the OpenAI "function" wrapper) is parsed when it closes.
+_STREAMED = re.compile(
+    r'\s*\{\s*"name"\s*:\s*"((?:[^"\\\x00-\x1f]|\\.)*)"\s*,\s*"arguments"\s*:\s*(?=\{)'
+)
 
 
 class Bug(enum.Enum):
@@ -99,6 +103,7 @@ class _Body:
         """Keep the first ``length`` characters; return the rest."""
         whole = self.since(0)
         self._parts, self._length = ([whole[:length]] if length else []), length
+        self._head = self._head[:length]
         return whole[length:]
 
 
@@ -112,6 +117,7 @@ class _Block:
     close_scanned: int = 0  # body offset up to which CLOSE has been looked for
     close_in_string: bool = False  # that scan is inside a JSON string
     close_escaped: bool = False
+    streams: bool | None = None  # False: not the streamed shape, parsed when it closes
     name_sent: bool = False
     arguments_start: int | None = None  # body offset of the arguments value
     arguments_end: int | None = None  # just past its closing brace, once seen
@@ -125,8 +131,9 @@ class _Block:
 class HermesParser:
     """``parse_streaming_increment(text)`` per chunk, ``flush()`` at the end."""
 
-    def __init__(self, bugs: Collection[Bug] = ()) -> None:
+    def __init__(self, bugs: Collection[Bug] = (), tools: Collection[str] | None = None) -> None:
         self.bugs = frozenset(bugs)
+        self.tools = None if tools is None else frozenset(tools)  # [] : no parsing at all
         self._held = ""  # outside a block: a possible prefix of OPEN
         self._block: _Block | None = None
         self._close_from = 0  # where the next search for CLOSE starts in the body
@@ -135,6 +142,8 @@ class HermesParser:
     def parse_streaming_increment(self, new_text: str) -> StreamingParseResult:
         text: list[str] = []
         calls: list[ToolCallItem] = []
+        if self.tools is not None and not self.tools:  # no tools offered: nothing is a call
+            return StreamingParseResult(new_text)
         rest = self._held + new_text
         self._held = ""
         while rest:
@@ -216,43 +225,42 @@ class HermesParser:
         (the reference shows a malformed block's body too)."""
         block, self._block = self._block, None
         assert block is not None
-        try:
-            body = block.body.since(0)
-            parsed = json.loads(body)
-        except ValueError:
-            parsed = None
-        if not (isinstance(parsed, dict) and isinstance(parsed.get("name"), str)):
-            # Not a call: its body is shown (as the reference shows a rejected block's),
-            # also when a name already went out (the adapter then rejects that call).
+        body = block.body.since(0)
+        call = _call_of(body)
+        if call is None or (self.tools is not None and call[0] not in self.tools):
+            # Not a call (or one to a tool not offered): its body is shown, as the reference
+            # shows a rejected block's, also when a name already went out (the adapter then
+            # rejects that call: its arguments never got their closing brace).
             return body
-        self._stream(block, calls, final=True)
-        if not block.name_sent:
-            calls.append(ToolCallItem(block.index, parsed["name"]))
-        if block.arguments_end is None:  # no arguments, or not an object: sent whole
-            calls.append(ToolCallItem(block.index, None, json.dumps(parsed.get("arguments", {}))))
+        name, arguments = call
+        if block.name_sent:
+            self._stream(block, calls, final=True)
+        else:
+            calls.append(ToolCallItem(block.index, name))
+            calls.append(ToolCallItem(block.index, None, json.dumps(arguments)))
         return ""
 
     def _stream(self, block: _Block, calls: list[ToolCallItem], *, final: bool = False) -> None:
         """Send the name once it is whole, then the arguments' text as far as it has come;
         only from a JSON body (one that starts with "{"). The arguments' closing brace
         waits for the block to parse (``final``): a malformed block never completes a call."""
-        if not block.json:
+        if not block.json or block.streams is False:
             return
         if block.arguments_start is None:
-            found = _ARGUMENTS.search(block.body.head)
-            if found is not None:
-                block.arguments_start = block.scanned = found.end()
-        if block.arguments_start is not None and block.arguments_end is None:
-            _scan_value(block)
-        name_now = False
-        if not block.name_sent:
-            found = _NAME.search(block.body.head)
-            if found is None:
-                return  # the arguments wait for the name
-            calls.append(ToolCallItem(block.index, json.loads(f'"{found[1]}"')))
+            if not _ARGUMENTS.search(block.body.head):
+                return  # not yet known whether it has the streamed shape
+            found = _STREAMED.match(block.body.head)
+            name = None if found is None else json.loads(f'"{found[1]}"')
+            if name is None or (self.tools is not None and name not in self.tools):
+                block.streams = False  # parsed when it closes
+                return
+            block.arguments_start = block.scanned = found.end()  # type: ignore[union-attr]
+            calls.append(ToolCallItem(block.index, name))
             block.name_sent = name_now = True
-        if block.arguments_start is None:
-            return
+        else:
+            name_now = False
+        if block.arguments_end is None:
+            _scan_value(block)
         end = block.arguments_end if block.arguments_end is not None else block.scanned
         if block.arguments_end is not None and not final:
             end -= 1
@@ -260,6 +268,25 @@ class HermesParser:
         if end > start and not (name_now and Bug.ARGUMENTS_WITH_NAME_DROPPED in self.bugs):
             calls.append(ToolCallItem(block.index, None, block.body.since(start)[: end - start]))
         block.sent = max(end, start)
+
+
+def _call_of(body: str) -> tuple[str, dict[str, object]] | None:
+    """The name and arguments of a JSON call body in any shape the reference reads, or None."""
+    try:
+        parsed = json.loads(body)
+    except ValueError:
+        return None
+    if isinstance(parsed, dict) and isinstance(parsed.get("function"), dict):
+        parsed = parsed["function"]  # the OpenAI shape: {"type": "function", "function": {…}}
+    if not isinstance(parsed, dict) or not isinstance(parsed.get("name"), str):
+        return None
+    arguments = parsed.get("arguments", parsed.get("parameters", {}))
+    if isinstance(arguments, str):  # arguments as JSON text
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        except ValueError:
+            return None
+    return (parsed["name"], arguments) if isinstance(arguments, dict) else None
 
 
 def _scan_value(block: _Block) -> None:

@@ -67,12 +67,12 @@ SHAPES: dict[str, Callable[[StreamingParseResult], object]] = {
 
 def hermes_factory(
     shape: str = "sglang", bugs: Collection[Bug] = ()
-) -> Callable[[], IncrementalCallDetector]:
+) -> Callable[..., IncrementalCallDetector]:
     """A factory of adapted ``HermesParser``s answering in ``shape``, with ``bugs`` on."""
     recast = SHAPES[shape]
 
-    def factory() -> IncrementalCallDetector:
-        parser = HermesParser(bugs)
+    def factory(tools: Collection[str] | None = None) -> IncrementalCallDetector:
+        parser = HermesParser(bugs, tools)
         return IncrementalCallDetector(
             lambda chunk: recast(parser.parse_streaming_increment(chunk)),
             lambda: recast(parser.flush()),
@@ -82,18 +82,22 @@ def hermes_factory(
     return factory
 
 
-def correct_hermes() -> IncrementalCallDetector:
+# What the parser speaks: Hermes JSON only, and nothing at all when no tools are offered.
+CLAIM = {"dialects": ["hermes"], "empty_tools": "text"}
+
+
+def correct_hermes(tools: Collection[str] | None = None) -> IncrementalCallDetector:
     """The correct parser, as ``tcr replay --detector parsers.shapes:correct_hermes`` loads it
     (``tests`` on ``PYTHONPATH``); it claims what it parses."""
-    return hermes_factory()()
+    return hermes_factory()(tools)
 
 
-correct_hermes.tcr_claim = ["hermes"]  # type: ignore[attr-defined]
+correct_hermes.tcr_claim = CLAIM  # type: ignore[attr-defined]
 
 
-def buggy_hermes() -> IncrementalCallDetector:
+def buggy_hermes(tools: Collection[str] | None = None) -> IncrementalCallDetector:
     """The parser with every ``Bug`` switched on at once: each must be its own finding."""
-    return hermes_factory(bugs=tuple(Bug))()
+    return hermes_factory(bugs=tuple(Bug))(tools)
 
 
-buggy_hermes.tcr_claim = ["hermes"]  # type: ignore[attr-defined]
+buggy_hermes.tcr_claim = CLAIM  # type: ignore[attr-defined]
