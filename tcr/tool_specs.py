@@ -49,7 +49,14 @@ __all__ = [
     "well_formed",
 ]
 
-ToolSpecs = tuple[dict[str, Any], ...]  # normalised OpenAI tool objects (``read_tool_specs``)
+
+class ToolSpecs(tuple[dict[str, Any], ...]):
+    """Normalised OpenAI tool objects, as ``read_tool_specs`` returns them: read once and
+    trusted after (a detector is made per message, and checking the specs again each
+    time cost replay 6%)."""
+
+    __slots__ = ()
+
 
 #: How deep a tool object may nest (the tool itself is level 1). Real schemas are a
 #: few levels deep; a hostile one must not exhaust the stack of whoever walks it.
@@ -84,6 +91,8 @@ def read_tool_specs(value: object, where: str = "tool specs") -> ToolSpecs:
     and each of its ``properties`` are JSON objects. Only JSON values, nested at most
     ``MAX_SCHEMA_NESTING`` deep.
     """
+    if isinstance(value, ToolSpecs):
+        return value
     if not isinstance(value, list | tuple):
         raise TcrError(f"{where}: expected a list of OpenAI tool objects, not {_kind(value)}")
     specs: list[dict[str, Any]] = []
@@ -97,7 +106,7 @@ def read_tool_specs(value: object, where: str = "tool specs") -> ToolSpecs:
             raise TcrError(f"{at}: the tool {name!r} is declared twice; declare each tool once")
         seen.add(name)
         specs.append(spec)
-    return tuple(specs)
+    return ToolSpecs(specs)
 
 
 def _tool(tool: object, at: str) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from typing import Any
 from tcr.claims import EVERYTHING, Claim, read_claim
 from tcr.detector.events import Detector
 from tcr.errors import FactoryError, TcrError, did_you_mean
+from tcr.tool_specs import read_tool_specs
 
 __all__ = [
     "REFERENCE",
@@ -199,7 +200,9 @@ def make_detector(
     if accepts_keyword(factory, "tools"):
         keywords["tools"] = None if tools is None else list(tools)
     if tool_specs is not None and accepts_keyword(factory, "tool_specs"):
-        keywords["tool_specs"] = [dict(spec) for spec in tool_specs]
+        # The specs as read once (tcr.tool_specs.ToolSpecs, a tuple): the reference then
+        # does not check them again per message.
+        keywords["tool_specs"] = read_tool_specs(tool_specs)
     try:
         detector = factory(**keywords)
     except Exception as error:  # not Ctrl-C: that still stops the run
