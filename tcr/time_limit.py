@@ -65,7 +65,7 @@ def message_limit(timeout: float | None, chunks: int) -> float | None:
     return None if timeout is None else timeout + PER_CHUNK * chunks
 
 
-_limit: float | None = None  # the limit of the message running now, while one is
+_limit: str | None = None  # the limit of the message running now, as said, while one is
 _installed = False
 
 
@@ -78,19 +78,22 @@ def _install() -> None:
 
 def _on_alarm(signum: int, frame: FrameType | None) -> None:
     if _limit is not None:
-        raise OverTime(f"took longer than {round(_limit, 2):g} s")
+        raise OverTime(f"took longer than {_limit}")
 
 
 @contextmanager
-def message_time_limit(seconds: float | None) -> Iterator[None]:
-    """Raise ``OverTime`` in the body once ``seconds`` have passed (None: no limit)."""
+def message_time_limit(seconds: float | None, chunks: int = 0) -> Iterator[None]:
+    """Raise ``OverTime`` in the body once ``seconds`` plus ``PER_CHUNK`` per chunk of
+    the ``chunks`` fed have passed (None: no limit)."""
     global _limit
     if seconds is None or threading.current_thread() is not threading.main_thread():
         yield
         return
+    said = f"{seconds:g} s"  # the limit as given: the same words whatever the chunking
+    seconds = message_limit(seconds, chunks) or seconds
     if not _installed:
         _install()
-    _limit = seconds
+    _limit = said
     signal.setitimer(signal.ITIMER_PROF, seconds)
     signal.setitimer(signal.ITIMER_REAL, seconds * WALL_FACTOR)
     try:

@@ -22,7 +22,7 @@ from itertools import islice
 from typing import Any, cast, overload
 
 from tcr.detector.events import Detector, Event, Reasoning, Rejected, Text, ToolCall
-from tcr.time_limit import OverTime, message_limit, message_time_limit
+from tcr.time_limit import OverTime, message_time_limit
 
 __all__ = [
     "EVENT_TYPES",
@@ -258,7 +258,7 @@ def run_trace(
     # closing(): a crash ends the run at once, and a feed_many() pipeline with it
     try:
         with (
-            message_time_limit(message_limit(timeout, len(chunk_tuple))),
+            message_time_limit(timeout, len(chunk_tuple)),
             closing(iter_steps(detector, chunk_tuple, states=states)) as stepping,
         ):
             for item in stepping:
@@ -277,7 +277,7 @@ def _packed_trace(detector: Detector, chunks: tuple[str, ...], timeout: float | 
     crash: Crash | None = None
     try:
         with (
-            message_time_limit(message_limit(timeout, len(chunks))),
+            message_time_limit(timeout, len(chunks)),
             closing(_outcomes(detector, chunks, states=False)) as outcomes,
         ):
             for item in outcomes:

@@ -18,7 +18,7 @@ from tcr.detector.events import Detector
 from tcr.detector.formats import FORMATS
 from tcr.detector.loader import Factory, accepts_keyword, make_detector
 from tcr.errors import FactoryError
-from tcr.time_limit import message_limit, message_time_limit
+from tcr.time_limit import message_time_limit
 from tcr.trace import Placed, Trace, describe_error, merge_placed, place_events, run_trace
 
 __all__ = ["Factory", "check_warm_cold", "warm_cold_verdict"]
@@ -96,7 +96,7 @@ def _reset_part(
     try:
         run_trace(reused, cold.chunks, states=False, timeout=timeout)
         fed = len(cold.chunks) * len(cuts)  # at most
-        with message_time_limit(message_limit(timeout, fed)):
+        with message_time_limit(timeout, fed):
             for cut in cuts:
                 reset()
                 for chunk in _truncate(cold.chunks, cut):
