@@ -16,6 +16,7 @@ from tcr.detector.loader import Factory
 from tcr.errors import FactoryError
 from tcr.judge import Judge
 from tcr.oracle import CHECKS, TRACE_CHECKS, Check, Violation
+from tcr.signature import Signature, coarse_key, key
 
 from .model import Case
 
@@ -54,6 +55,15 @@ class CaseChecker:
     def check(self, case: Case, checks: Collection[Check] | None = None) -> list[Violation]:
         """Every violation of every oracle (``checks``: of those only), in the order of
         ``tcr.oracle.CHECKS``."""
+        return self.keyed(case, checks)[0]
+
+    def keyed(
+        self, case: Case, checks: Collection[Check] | None = None
+    ) -> tuple[list[Violation], list[Signature]]:
+        """``check``, and each violation's coarse key (``tcr.signature.coarse_key``): ``whole``
+        when the unsplit run shows the same key. The unsplit run is made anyway (the checks
+        compare against it), so only its oracles run again. Warm-cold judges the text, not
+        the chunking: ``whole``."""
         text = case.text
         expectation = None if case.truth is None else case.truth.expected()
         wanted = CHECKS if checks is None else checks
@@ -72,11 +82,19 @@ class CaseChecker:
             whole = judge.whole
             # One chunk is the whole run: judged against itself, it is run once.
             trace = whole if len(case.chunks) <= 1 else judge.trace(case.chunks)
-            verdict = judge.judge_trace(trace)
-            found = list(verdict.violations)
+            found = list(judge.judge_trace(trace).violations)
+            unsplit: set[Signature] = set()
+            if found:
+                unsplit.update(
+                    key(v)
+                    for v in (found if trace is whole else judge.judge_trace(whole).violations)
+                )
             warm_cold = Check.WARM_COLD in wanted and _samples_warm_cold(text)
             if trace.crash is None and warm_cold:  # not in TRACE_CHECKS
-                found += judge.warm_cold([text] if text else []).violations
+                cold = judge.warm_cold([text] if text else []).violations
+                found += cold
+                unsplit.update(key(v) for v in cold)
         except FactoryError as error:
             raise FactoryFailed(str(error)) from error
-        return sorted(found, key=lambda v: CHECKS.index(v.check))
+        found.sort(key=lambda v: CHECKS.index(v.check))
+        return found, [coarse_key(v, unsplit) for v in found]

@@ -7,8 +7,9 @@ along it a run gets. A batch that goes over the budget is stopped from inside
 the test by a private ``BaseException``, which Hypothesis does not catch.
 
 Every distinct finding is kept (ARCHITECTURE.md §7.4). A failing example whose
-violations all have signature keys (check, kind, dialect: ``tcr.signature``)
-seen before only counts toward them. One with a new key is a new finding:
+violations all have coarse keys (check, kind, dialect, and whether the unsplit
+message shows it too: ``tcr.signature.coarse_key``) seen before only counts
+toward them. One with a new key is a new finding:
 Hypothesis shrinks it while it keeps that key (the budget does not cut
 shrinking short, ``SHRINK_SECONDS`` does), delta debugging cuts its split
 points to a 1-minimal set that keeps it too, and the batch is run again from
@@ -20,7 +21,7 @@ finding, ``max_findings`` after that many; each is saved as a recording.
 ``shard`` runs one deterministic share of the batches and ``jobs`` spreads them
 over processes (``.schedule`` says which batch runs where, ``.pool`` how the
 workers share a stop flag); each worker shrinks its own findings and the
-merged report keeps one per signature key, with the counts added.
+merged report keeps one per coarse key, with the counts added.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from tcr.errors import FactoryError, TcrError
 from tcr.minimize import FLAKY, NotFailing, minimize_splits, minimize_text
 from tcr.oracle import Check, Violation
 from tcr.shard import check_shard
-from tcr.signature import TIMEOUT, Signature, key, signature
+from tcr.signature import TIMEOUT, WHOLE, Signature, key, signature
 from tcr.time_limit import check_timeout
 
 from .check import CaseChecker, FactoryFailed
@@ -182,12 +183,12 @@ class _Search:
         case = self.decode(data)
         # While shrinking only the finding's own check matters: the others are not run.
         only = None if self.target is None else [Check(self.target.check)]
-        violations = self.checker.check(case, only)
+        violations, coarse = self.checker.keyed(case, only)
         if fresh:
-            self.replayed[data] = tuple(dict.fromkeys(key(v) for v in violations))
+            self.replayed[data] = tuple(dict.fromkeys(coarse))
         if not violations:
             return
-        keys = list(dict.fromkeys(key(v) for v in violations))
+        keys = list(dict.fromkeys(coarse))
         if self.target is None:
             for found in keys if fresh else ():
                 self.counts[found] = self.counts.get(found, 0) + 1
@@ -315,7 +316,7 @@ def run(
     n deterministic shares of the search (1 <= k <= n; ``max_examples`` counts
     the whole search, so the n shards together run it exactly once). ``jobs`` > 1
     spreads the search over that many processes: the counts are summed, the
-    budget is the wall time of the run, findings are merged by signature key and
+    budget is the wall time of the run, findings are merged by coarse key and
     (``exitfirst``) the first finding stops every worker; as with
     ``tcr.replay.run``, the workers are fresh processes that import the detector
     factory by name. ``timeout``: seconds one run of one message may take in an
@@ -436,15 +437,16 @@ def _search_in_processes(
 
 
 def merge_findings(parts: Sequence[Sequence[Finding]]) -> list[Finding]:
-    """The workers' findings, one per signature key (the first worker's), counts added."""
+    """The workers' findings, one per coarse key (the first worker's), counts added."""
     merged: dict[Signature, Finding] = {}
     for findings in parts:
         for finding in findings:
-            same = merged.get(finding.signature.key)
+            coarse = finding.signature.coarse
+            same = merged.get(coarse)
             if same is None:
-                merged[finding.signature.key] = finding
+                merged[coarse] = finding
             else:
-                merged[finding.signature.key] = replace(same, count=same.count + finding.count)
+                merged[coarse] = replace(same, count=same.count + finding.count)
     return list(merged.values())
 
 
@@ -541,7 +543,8 @@ def _run_batches(
                 on_progress(report)
     finally:
         report.findings = [
-            replace(f, count=search.counts.get(f.signature.key, f.count)) for f in report.findings
+            replace(f, count=search.counts.get(f.signature.coarse, f.count))
+            for f in report.findings
         ]
 
 
@@ -587,11 +590,11 @@ def _finding(search: _Search, checker: CaseChecker, report: FuzzReport) -> Findi
     assert search.best is not None and search.original is not None
     assert search.first_failure is not None
     case, violations = search.best
-    target = search.target or key(violations[0])
+    target = search.target or key(violations[0]).coarse
 
-    def fails(chunks: Sequence[str]) -> bool:
+    def fails(chunks: Sequence[str]) -> bool:  # the same text: its unsplit run stays as it was
         found = checker.check(replace(case, chunks=tuple(chunks)), [Check(target.check)])
-        return any(key(v) == target for v in found)
+        return any(key(v) == target.key for v in found)
 
     flaky = False
     # Over the time limit, each try could take the whole limit again: shown as found.
@@ -605,10 +608,13 @@ def _finding(search: _Search, checker: CaseChecker, report: FuzzReport) -> Findi
         shorter = _shortest(case, checker, target)
         if shorter is not None:
             case, violations = shorter, checker.check(shorter) or violations
-    violation = next((v for v in violations if key(v) == target), violations[0])
+    violation = next((v for v in violations if key(v) == target.key), violations[0])
     if flaky:
         violation = replace(violation, message=f"{violation.message} ({FLAKY})")
-    others = tuple(v for v in violations if v is not violation and key(v) != target)
+    others = tuple(v for v in violations if v is not violation and key(v) != target.key)
+    found = signature(violation, case.chunks)
+    if target.shape == WHOLE:  # the unsplit run showed it: so it is, shrunk or not (timeout)
+        found = replace(found, shape=WHOLE)
     return Finding(
         violation=violation,
         violations=(violation, *others),
@@ -618,7 +624,7 @@ def _finding(search: _Search, checker: CaseChecker, report: FuzzReport) -> Findi
         shrink_seconds=time.perf_counter() - search.first_failure,
         original_length=len(search.original.text),
         original_splits=len(search.original.chunks) - 1,
-        signature=signature(violation, case.chunks),
+        signature=found,
         count=search.counts.get(target, 1),
     )
 
@@ -639,9 +645,8 @@ def _shortest(case: Case, checker: CaseChecker, target: Signature) -> Case | Non
     bare = replace(case, truth=None)
     only = [Check(target.check)]
 
-    def fails(chunks: Sequence[str]) -> bool:
-        found = checker.check(replace(bare, chunks=tuple(chunks)), only)
-        return any(key(v) == target for v in found)
+    def fails(chunks: Sequence[str]) -> bool:  # another text: its unsplit run must agree too
+        return target in checker.keyed(replace(bare, chunks=tuple(chunks)), only)[1]
 
     try:
         chunks = minimize_text(case.chunks, fails, budget=2000)

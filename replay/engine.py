@@ -32,7 +32,7 @@ from tcr.judge import Judge
 from tcr.minimize import FLAKY, NotFailing, minimize_splits, minimize_text
 from tcr.oracle import CHECKS, Check, Violation
 from tcr.rechunk import Chunking, Strategy, splits_spec
-from tcr.signature import TIMEOUT, WHOLE, Signature, key, shape, signature
+from tcr.signature import TIMEOUT, WHOLE, Signature, coarse_key, key, shape, signature
 from tcr.stream import Decoded, decode, decode_bytes
 from tcr.tool_specs import ToolSpecs
 
@@ -42,7 +42,8 @@ __all__ = ["Found", "Plan", "Replay", "load"]
 
 MINIMIZE_BUDGET = 4000  # predicate calls per failure: a bound, never reached in practice
 
-Found = tuple[Chunking[str], Violation]  # a failing chunking, not shrunk yet
+# A failing chunking, not shrunk yet, and the violation's coarse key (tcr.signature.coarse_key).
+Found = tuple[Chunking[str], Violation, Signature]
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,7 +187,8 @@ class Replay:
     def _strategy(self, outcome: Outcome, chunkings: Iterable[Chunking[str]]) -> list[Found]:
         started = time.perf_counter()
         found: list[Found] = []
-        seen: set[Signature] = set()
+        seen: set[Signature] = set()  # coarse keys: a parsing and a chunking bug stay two
+        unsplit: set[Signature] | None = None  # the keys the whole run shows
         ran: set[str] = set()
         for chunking in chunkings:
             try:  # warm_cold is a slot of its own: see _warm_cold
@@ -201,10 +203,14 @@ class Replay:
             if not verdict.violations:
                 continue
             outcome.failing_runs += 1
+            if unsplit is None:
+                whole = self.judge.judge_trace(self.judge.whole, checks=self.judge.trace_checks)
+                unsplit = {key(v) for v in whole.violations}
             for violation in verdict.violations:
-                if key(violation) not in seen:
-                    seen.add(key(violation))
-                    found.append((chunking, violation))
+                coarse = coarse_key(violation, unsplit)
+                if coarse not in seen:
+                    seen.add(coarse)
+                    found.append((chunking, violation, coarse))
             if self.plan.exitfirst:
                 break
         outcome.checks = tuple(c for c in CHECKS if c in ran)
@@ -230,7 +236,8 @@ class Replay:
         outcome.failing_runs = 1
         original = Chunking("original", "original", tuple(chunks))
         distinct = {key(v): v for v in reversed(verdict.violations)}  # the first of each
-        return [(original, v) for v in verdict.violations if distinct[key(v)] is v]
+        # Warm-cold judges the text, not its chunking: its failures are whole.
+        return [(original, v, key(v).coarse) for v in verdict.violations if distinct[key(v)] is v]
 
     # -- shrinking ---------------------------------------------------------------
 

@@ -32,7 +32,6 @@ from pathlib import Path
 from tcr._runtime.pool import pickled_for_workers, pool_context, process_pool
 from tcr.oracle import CHECKS, Violation
 from tcr.rechunk import Chunking, Strategy
-from tcr.signature import key
 from tcr.stdio import CommandFactory
 
 from .engine import Found, Plan, Replay, load
@@ -145,7 +144,9 @@ def replay_in_processes(
             result = _merge([parts.pop(task) for task in by_file[path]])
             if not isinstance(result, InputError):
                 for item in result:  # shrink what the merged report keeps, in parallel
-                    item.shrinking = [pool.submit(_shrink_task, path, *f) for f in item.found]
+                    item.shrinking = [
+                        pool.submit(_shrink_task, path, c, v) for c, v, _ in item.found
+                    ]
             merged[path] = result
         for path in by_file:
             result = merged[path]
@@ -200,8 +201,8 @@ def _add(into: _Merged, outcome: Outcome, found: list[Found]) -> None:
     total.error = outcome.error
     failed = {f.violation.check for f in total.failures}
     total.failures += [f for f in outcome.failures if f.violation.check not in failed]
-    kept = {key(violation) for _, violation in into.found}
-    into.found += [(c, v) for c, v in found if key(v) not in kept]
+    kept = {coarse for _, _, coarse in into.found}
+    into.found += [f for f in found if f[2] not in kept]
     ran = {*total.checks, *outcome.checks}
     total.checks = tuple(
         dict.fromkeys(c for c in (*CHECKS, *total.checks, *outcome.checks) if c in ran)

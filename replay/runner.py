@@ -235,7 +235,7 @@ def _replay_file(path: Path, plan: Plan, report: Report) -> None:
     for slot in range(len(plan.slots)):
         outcome, found = replay.outcome(slot)
         started = time.perf_counter()
-        outcome.failures += [replay.shrink(chunking, violation) for chunking, violation in found]
+        outcome.failures += [replay.shrink(chunking, violation) for chunking, violation, _ in found]
         outcome.seconds += time.perf_counter() - started
         report.outcomes.append(outcome)
         if plan.exitfirst and not outcome.ok:

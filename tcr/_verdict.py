@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from tcr.detector.events import Event, Reasoning, Rejected, Text, ToolCall
 from tcr.errors import EXIT_ERROR, EXIT_OK, EXIT_VIOLATION
+from tcr.signature import opening_dialect
 from tcr.trace import Placed, Trace
 
 __all__ = [
@@ -191,14 +192,17 @@ def first_difference(
         chunk = a.step if a is not None else len(trace.chunks)
         offset = a.start if a is not None and a.start is not None else (b.start if b else None)
         left, right = (a.event if a else None), (b.event if b else None)
-        if a and a.start is not None and isinstance(left, Text) and isinstance(right, Text):
+        parted = ("", "")  # the texts from where they part
+        if isinstance(left, Text) and isinstance(right, Text):
             same = common_prefix_length(left.text, right.text)  # point where they part
-            offset, chunk = a.start + same, a.step_at(same)
+            parted = (left.text[same:], right.text[same:])
+            if a and a.start is not None:
+                offset, chunk = a.start + same, a.step_at(same)
         message = f"event {index} is {brief(left)}; {other} has {brief(right)}"
         if left is not None and right is not None and brief(left) == brief(right):
             message += _field_difference(left, right)  # the summaries hide the difference
         kind = difference_kind(left, right, _after(mine, index), _after(reference, index))
-        dialect = event_dialect(left, right)
+        dialect = event_dialect(left, right) or opening_dialect(*parted)
         return violation(check, message, trace.input, chunk, offset, kind=kind, dialect=dialect)
     return None
 

@@ -47,7 +47,7 @@ from tcr.detector.events import Reasoning, Rejected, Text, ToolCall, merge_text
 from tcr.detector.formats import BY_ID, HOLDBACK_BOUND, OPENER_RE
 from tcr.errors import TcrError
 from tcr.expectation import Expectation, ExpectedCall
-from tcr.signature import TIMEOUT, dialect_at, marker_dialect
+from tcr.signature import TIMEOUT, dialect_at, marker_dialect, opening_dialect
 from tcr.tool_specs import NOT_WELL_FORMED, same_json, schema_type, value_agrees, well_formed
 from tcr.trace import Placed, Trace, merge_placed, place_events
 from tcr.warm_cold import check_warm_cold, warm_cold_verdict
@@ -356,8 +356,12 @@ def expected(
     """Shown text, calls and reasoning match a recorded expectation (parts optional).
 
     Each distinct kind of difference is reported once: lost text and a missing
-    call are two findings, a second missing call is not. ``whole``, the unsplit
-    run, names the dialect of a call this run is missing when it has it.
+    call are two findings, a second missing call is not. A missing call the
+    detector rejected instead (``Rejected`` events at least as many as the calls
+    missing) is ``Rejected instead of ToolCall``: it saw the call and could not
+    use it; fewer (calls merged into one, or not seen at all) is ``missing
+    ToolCall``. ``whole``, the unsplit run, names the dialect of a call this run
+    is missing when it has it.
 
     Arguments are compared as JSON values (a boolean is no number). A call whose
     expected dialect writes untyped values (``schema_typed``: Qwen3-Coder XML, GLM
@@ -420,16 +424,17 @@ def _expected_text(trace: Trace, placed: list[Placed], want: str) -> list[Violat
                 offset = item.start + (at - item.shown if isinstance(event, Text) else 0)
             break
     else:  # shown text ends early: point at the end of what was emitted, when known
+        # (the dialect is the block that offset is in, not the last event's: text lost
+        # after a block is the same finding as text lost with none before it)
         last = placed[-1] if placed else None
         if last is not None and last.start is not None and last.event.raw is not None:
             offset = last.start + len(last.event.raw)
-            dialect = event_dialect(last.event)
     message = (
         f"shown text differs at character {at}: "
         f"got {clip(got[at:])!r}, expected {clip(want[at:])!r}"
     )
     kind = _text_kind(got, want, at)
-    dialect = dialect or dialect_at(trace.input, offset)
+    dialect = dialect or dialect_at(trace.input, offset) or opening_dialect(got[at:], want[at:])
     return [
         violation(Check.EXPECTED, message, trace.input, chunk, offset, kind=kind, dialect=dialect)
     ]
@@ -443,6 +448,10 @@ def _expected_calls(
     schemas: Schemas | None = None,
 ) -> list[Violation]:
     calls = [p for p in placed if isinstance(p.event, ToolCall)]
+    rejected = [p for p in placed if isinstance(p.event, Rejected)]
+    # Calls the detector rejected stand in for the missing ones only when there are as many
+    # rejections as missing calls; fewer (calls merged, or gone) is a missing call.
+    stand_in = rejected if len(calls) + len(rejected) >= len(want) else []
     found: dict[str, Violation] = {}  # the first of each kind
     for index in range(max(len(calls), len(want))):
         item = calls[index] if index < len(calls) else None
@@ -451,7 +460,14 @@ def _expected_calls(
             kind, problem = "extra ToolCall", f"unexpected call {index}: {brief(call)}"
         else:
             name = want[index].name
-            if not isinstance(call, ToolCall):
+            if not isinstance(call, ToolCall) and stand_in:
+                item = stand_in[0]
+                kind = "Rejected instead of ToolCall"
+                problem = (
+                    f"call {index} ({name}) came out as {brief(item.event)}: "
+                    f"{len(calls)} calls and {len(rejected)} rejected, expected {len(want)}"
+                )
+            elif not isinstance(call, ToolCall):
                 kind = "missing ToolCall"
                 problem = (
                     f"call {index} ({name}) is missing: {len(calls)} calls, expected {len(want)}"
@@ -470,10 +486,14 @@ def _expected_calls(
             continue
         chunk = item.step if item else len(trace.chunks)
         at = item.start if item else None
-        # A missing call names no format: the whole run's, the last call emitted, else the
-        # input's first block.
+        # A call not made is in the dialect the expectation says; else the events tell (the
+        # call, the rejection in its place, the whole run's, the last call emitted), else
+        # the input's first block.
         in_whole = whole_calls[index] if index < len(whole_calls) else None
-        dialect = event_dialect(call, in_whole, *(c.event for c in reversed(calls[:index])))
+        stood = item.event if item else None
+        told = want[index].dialect if index < len(want) and not isinstance(call, ToolCall) else ""
+        previous = (c.event for c in reversed(calls[:index]))
+        dialect = told or event_dialect(stood, in_whole, *previous)
         dialect = dialect or dialect_at(trace.input, _first_block(trace.input))
         found[kind] = violation(
             Check.EXPECTED, problem, trace.input, chunk, at, kind=kind, dialect=dialect

@@ -7,10 +7,14 @@ opening or a closing marker, at a marker's edge, inside a block's body, in
 plain text), or ``whole`` when the failure needs no split at all.
 
 A violation knows its check, kind and dialect as soon as it is found: that is
-its ``key``, what a run de-duplicates on while it searches, since an input not
-shrunk yet has no meaningful shape (a random chunking splits every marker).
-The shape is taken of the input a finding is shrunk to, and shrinking keeps
-the key and, once the splits are minimal, the shape too.
+its ``key``. An input not shrunk yet has no meaningful shape (a random chunking
+splits every marker), but whether the unsplit input shows the same key is one
+more run: the *coarse* key (``coarse_key``: shape ``whole`` or ``split``) is
+what a run de-duplicates on while it searches, so that a parsing bug and a
+chunking bug of the same kind (a call merged into another, a marker split
+across chunks: both a missing call) stay two findings. The shape is taken of
+the input a finding is shrunk to, and shrinking keeps the coarse key and, once
+the splits are minimal, the shape too.
 
 Pure: markers come from the dialect table, nothing runs a detector.
 """
@@ -18,26 +22,33 @@ Pure: markers come from the dialect table, nothing runs a detector.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from tcr._verdict import Violation
 from tcr.detector.formats import DISTINCTIVE_OPENERS, SHARING, alternation, prefix_regex
+
+if TYPE_CHECKING:  # tcr._verdict names dialects with this module's help
+    from tcr._verdict import Violation
 
 __all__ = [
     "SHAPES",
+    "SPLIT",
     "TIMEOUT",
     "WHOLE",
     "Signature",
+    "coarse_key",
     "dialect_at",
     "key",
     "marker_dialect",
+    "opening_dialect",
     "shape",
     "signature",
 ]
 
 TIMEOUT = "timeout"  # the kind of a crash finding over the per-message time limit
 WHOLE = "whole"  # the failure needs no split: the unsplit input fails the same way
+SPLIT = "split"  # a coarse shape: the unsplit input does not fail that way (not shrunk yet)
 # Where a split can fall, most telling first: a shape names the first that one of the
 # input's split points falls into.
 SHAPES = (
@@ -79,8 +90,15 @@ class Signature:
 
     @property
     def key(self) -> Signature:
-        """The signature without its shape: what a violation says before shrinking."""
+        """The signature without its shape: what a violation says by itself."""
         return Signature(self.check, self.kind, self.dialect)
+
+    @property
+    def coarse(self) -> Signature:
+        """The signature with its shape told only as ``whole`` or ``split`` (``coarse_key``)."""
+        return Signature(
+            self.check, self.kind, self.dialect, WHOLE if self.shape == WHOLE else SPLIT
+        )
 
 
 def _one_line(text: str) -> str:
@@ -93,6 +111,13 @@ def key(violation: Violation) -> Signature:
     return Signature(str(violation.check), violation.kind, violation.dialect)
 
 
+def coarse_key(violation: Violation, whole: Collection[Signature]) -> Signature:
+    """``violation``'s key with a coarse shape: ``whole`` if ``whole`` (the keys the unsplit
+    input shows) has its key, else ``split``."""
+    found = key(violation)
+    return Signature(found.check, found.kind, found.dialect, WHOLE if found in whole else SPLIT)
+
+
 def signature(violation: Violation, chunks: Sequence[str]) -> Signature:
     """The signature of ``violation`` found on ``chunks`` (the shrunk input)."""
     return Signature(str(violation.check), violation.kind, violation.dialect, shape(chunks))
@@ -103,6 +128,19 @@ def marker_dialect(marker: str) -> str:
     (the one that owns a body none of them claims, ARCHITECTURE.md §5.4)."""
     group = SHARING.get(marker)
     return group[0].id if group else ""
+
+
+def opening_dialect(*texts: str) -> str:
+    """The dialect of the opening marker the first of ``texts`` to start with one starts with.
+
+    For a text difference no event or offset places: where the texts part, a leaked or
+    a swallowed marker names its dialect whatever came before it.
+    """
+    for text in texts:
+        match = _OPENER_RE.match(text)
+        if match is not None:
+            return marker_dialect(match.group())
+    return ""
 
 
 def dialect_at(text: str, offset: int | None) -> str:

@@ -1,13 +1,17 @@
 """A parser tcr did not write, judged as a user would judge theirs (issue 12, "Done when"):
 the correct Hermes parser in ``tests/parsers`` (through ``tcr.adapters``, claiming
 ``hermes``) gets no finding from ``tcr replay`` over every bundled recording, nor from
-a fuzz search; the same parser with each bug switched on does."""
+a fuzz search; the same parser with its bugs switched on gets each reported as its own
+finding, alone and all at once, each reproduced by what is printed under it."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 from parsers.hermes import Bug
 from parsers.shapes import CLAIM, correct_hermes, hermes_factory
+from reproducers import replays_to_its_signature, reproduces
 
 from tcr.claims import Claim
 from tcr.corpora import bundled
@@ -35,9 +39,43 @@ def test_a_fuzz_search_finds_nothing() -> None:
     assert [str(f.signature) for f in report.findings] == []
 
 
+# The finding each bug makes and no other bug does: what tells it apart when all are on.
+OWN = {
+    Bug.ARGUMENTS_WITH_NAME_DROPPED: "invariance/Rejected instead of ToolCall/hermes@split-in-body",
+    Bug.FLUSH_SWALLOWED: "conservation/lost at end@whole",
+    Bug.INDEX_REUSED: "expected/missing ToolCall/hermes@whole",  # two calls merged into one
+    Bug.PER_CHUNK_MARKER: "no_leak/<tool_call>/hermes@split-in-opener",
+    Bug.CLOSE_IN_STRING: "expected/extra Text/hermes@whole",  # the body after it shown
+}
+SMALL = [p for p in bundled() if p.stat().st_size < 1_000_000]  # the 2 MB one adds only time
+
+
+def replayed(bugs: tuple[Bug, ...]) -> set[str]:
+    spec = DetectorSpec(hermes_factory(bugs=bugs), claim=Claim.of(CLAIM))
+    return {str(g.signature) for g in replay(SMALL, detector=spec).findings}
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("bug", list(Bug), ids=lambda b: b.value)
-def test_each_bug_alone_is_found_by_replay(bug: Bug) -> None:
-    files = [p for p in bundled() if p.stat().st_size < 1_000_000]
-    spec = DetectorSpec(hermes_factory(bugs=(bug,)), claim=Claim.of(CLAIM))
-    assert replay(files, detector=spec).findings
+def test_each_bug_alone_makes_its_own_finding_and_none_of_the_others(bug: Bug) -> None:
+    found = replayed((bug,))
+    assert OWN[bug] in found, found
+    assert not found & {OWN[other] for other in Bug if other is not bug}, found
+
+
+@pytest.mark.slow
+def test_with_every_bug_on_replay_reports_each_as_its_own_finding() -> None:
+    report = replay(SMALL, detector="parsers.shapes:buggy_hermes")
+    assert set(OWN.values()) <= {str(g.signature) for g in report.findings}
+    for group in report.findings:  # each distinct finding, as it is printed
+        reproduces(*group.first)
+
+
+@pytest.mark.slow
+def test_with_every_bug_on_one_fuzz_run_reports_each_as_its_own_finding(tmp_path: Path) -> None:
+    report = fuzz(detector="parsers.shapes:buggy_hermes", max_examples=2000, seed=0, save=tmp_path)
+    found = {str(f.signature) for f in report.findings}
+    assert set(OWN.values()) <= found, found
+    assert len(found) == len(report.findings)  # each once
+    for finding in report.findings:
+        replays_to_its_signature(finding)

@@ -3,12 +3,11 @@ signature and saved as one recording that replays to the same signature (ARCHITE
 
 from __future__ import annotations
 
-import json
-import shlex
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from reproducers import replays_to_its_signature
 
 from tcr.cli import main
 from tcr.detector.broken import BROKEN
@@ -54,15 +53,6 @@ def test_workers_findings_merge_by_signature_with_their_counts_added() -> None:
         ("missing Text", 7, "a"),  # the first worker's case, everyone's count
         ("extra Text", 1, "x"),
     ]
-
-
-def replays_to_its_signature(found: Finding) -> None:
-    """The saved recording, replayed with the printed command, shows the same signature."""
-    args = shlex.split(found.replay_command)
-    result = CliRunner().invoke(main, [*args[1:], "--json"])
-    assert result.exit_code in (1, 2), result.output
-    shown = {f["signature"] for o in json.loads(result.stdout)["outcomes"] for f in o["failures"]}
-    assert str(found.signature) in shown, (found.replay_command, shown)
 
 
 @pytest.mark.slow

@@ -22,6 +22,7 @@ from tcr.fuzz.model import Case
 from tcr.minimize import FLAKY
 from tcr.oracle import Check, Violation
 from tcr.replay import run as replay
+from tcr.signature import Signature
 
 SEEDS = (0, 1)
 REGRESSIONS = [ROOT / "regressions"]  # the handmade corpus: its expectations are the contract
@@ -102,16 +103,16 @@ class _Clock:
 
 
 def test_a_budget_stops_the_search(monkeypatch: pytest.MonkeyPatch) -> None:
-    clock, check = _Clock(), CaseChecker.check
+    clock, keyed = _Clock(), CaseChecker.keyed
 
     def check_in_an_eighth_of_a_second(
         checker: CaseChecker, case: Case, checks: Collection[Check] | None = None
-    ) -> list[Violation]:
+    ) -> tuple[list[Violation], list[Signature]]:
         clock.now += 0.125
-        return check(checker, case, checks)
+        return keyed(checker, case, checks)
 
     monkeypatch.setattr(runner, "time", clock)
-    monkeypatch.setattr(CaseChecker, "check", check_in_an_eighth_of_a_second)
+    monkeypatch.setattr(CaseChecker, "keyed", check_in_an_eighth_of_a_second)
     report = run(budget_s=0.5, seed=1, corpus=REGRESSIONS, save=None)
     assert report.stopped == "budget" and report.finding is None
     # examples start at 0, 1/8, 2/8, 3/8 and 4/8 s: the fifth starts on the deadline, not past it

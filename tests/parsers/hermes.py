@@ -39,7 +39,9 @@ class Bug(enum.Enum):
     FLUSH_SWALLOWED = "flush_swallowed"
     # Every call gets tool index 0, so a second call lands on the first.
     INDEX_REUSED = "index_reused"
-    # The opening marker is looked for in each chunk alone: split across chunks, it leaks.
+    # The opening marker is looked for in each chunk alone (a possible prefix at a chunk's
+    # end is still held back, and released with the next chunk): split across chunks, it
+    # leaks (the seeds' PR #879, "the parser tested each chunk on its own").
     PER_CHUNK_MARKER = "per_chunk_marker"
     # CLOSE inside a JSON string closes the block (as a regex over the body would).
     CLOSE_IN_STRING = "close_in_string"
@@ -108,6 +110,27 @@ class _Body:
 
 
 @dataclass(slots=True)
+class _Strings:
+    """Whether a JSON text is inside a string, as it is read one character at a time."""
+
+    inside: bool = False
+    escaped: bool = False
+
+    def outside(self, char: str) -> bool:
+        """Read ``char``: does it stand outside every string (a quote does not)?"""
+        if self.inside:
+            if self.escaped:
+                self.escaped = False
+            elif char == "\\":
+                self.escaped = True
+            elif char == '"':
+                self.inside = False
+            return False
+        self.inside = char == '"'
+        return not self.inside
+
+
+@dataclass(slots=True)
 class _Block:
     """The call being read: its body so far and what of it has been streamed."""
 
@@ -115,8 +138,7 @@ class _Block:
     body: _Body = field(default_factory=_Body)
     json: bool | None = None  # does the body start with "{"? None until its first character
     close_scanned: int = 0  # body offset up to which CLOSE has been looked for
-    close_in_string: bool = False  # that scan is inside a JSON string
-    close_escaped: bool = False
+    close_strings: _Strings = field(default_factory=_Strings)  # where that scan stands
     streams: bool | None = None  # False: not the streamed shape, parsed when it closes
     name_sent: bool = False
     arguments_start: int | None = None  # body offset of the arguments value
@@ -124,8 +146,7 @@ class _Block:
     sent: int = 0  # body offset up to which the arguments have been streamed
     scanned: int = 0  # body offset up to which the value's braces are counted
     depth: int = 0
-    in_string: bool = False
-    escaped: bool = False
+    value_strings: _Strings = field(default_factory=_Strings)
 
 
 class HermesParser:
@@ -146,6 +167,10 @@ class HermesParser:
             return StreamingParseResult(new_text)
         rest = self._held + new_text
         self._held = ""
+        if Bug.PER_CHUNK_MARKER in self.bugs and not self._block and OPEN not in new_text:
+            keep = _prefix_of_open(new_text)  # a prefix held, but never joined to the next chunk
+            self._held = new_text[len(new_text) - keep :]
+            return StreamingParseResult(rest[: len(rest) - keep])
         while rest:
             step = self._in_block if self._block else self._outside
             rest = step(rest, text, calls)
@@ -163,7 +188,7 @@ class HermesParser:
     def _outside(self, rest: str, text: list[str], calls: list[ToolCallItem]) -> str:
         at = rest.find(OPEN)
         if at < 0:
-            keep = 0 if Bug.PER_CHUNK_MARKER in self.bugs else _prefix_of_open(rest)
+            keep = _prefix_of_open(rest)
             text.append(rest[: len(rest) - keep])
             self._held = rest[len(rest) - keep :]
             return ""
@@ -202,20 +227,11 @@ class HermesParser:
         body = block.body.since(start)
         position = 0
         while position < len(body):
-            char = body[position]
-            if block.close_in_string:
-                if block.close_escaped:
-                    block.close_escaped = False
-                elif char == "\\":
-                    block.close_escaped = True
-                elif char == '"':
-                    block.close_in_string = False
-            elif char == '"':
-                block.close_in_string = True
-            elif char == "<" and body.startswith(CLOSE, position):
-                return start + position
-            elif char == "<" and CLOSE.startswith(body[position:]):
-                break  # a possible CLOSE cut off by the chunk: look again when more comes
+            if block.close_strings.outside(body[position]) and body[position] == "<":
+                if body.startswith(CLOSE, position):
+                    return start + position
+                if CLOSE.startswith(body[position:]):
+                    break  # a possible CLOSE cut off by the chunk: look again when more comes
             position += 1
         block.close_scanned = start + position
         return -1
@@ -296,21 +312,13 @@ def _scan_value(block: _Block) -> None:
     if start == block.arguments_start and body[:1] != "{":
         return  # not an object: sent whole when the block closes
     for offset, char in enumerate(body):
-        position = start + offset
-        if block.in_string:
-            if block.escaped:
-                block.escaped = False
-            elif char == "\\":
-                block.escaped = True
-            elif char == '"':
-                block.in_string = False
-        elif char == '"':
-            block.in_string = True
-        elif char == "{":
+        if not block.value_strings.outside(char):
+            continue
+        if char == "{":
             block.depth += 1
         elif char == "}":
             block.depth -= 1
             if block.depth == 0:
-                block.arguments_end = block.scanned = position + 1
+                block.arguments_end = block.scanned = start + offset + 1
                 return
     block.scanned = len(block.body)

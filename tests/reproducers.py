@@ -1,0 +1,45 @@
+"""Shrinking keeps the signature: a finding's printed reproducer, its pinned snippet and its
+saved recording fail the same way as the finding they are printed under (ARCHITECTURE.md §7.4)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+
+import pytest
+from click.testing import CliRunner
+
+from tcr.cli import main
+from tcr.fuzz.model import Finding
+from tcr.replay.model import Failure, Outcome
+from tcr.signature import signature
+
+__all__ = ["replays_to_its_signature", "reproduces"]
+
+
+def reproduces(outcome: Outcome, failure: Failure) -> None:
+    """The printed reproducer and the pinned snippet both fail with ``failure.signature``."""
+    args = shlex.split(failure.reproducer)
+    assert args[:2] == ["tcr", "replay"]
+    replayed = CliRunner().invoke(main, [*args[1:], "--json"])
+    assert replayed.exit_code in (1, 2), replayed.output
+    found = {f["signature"] for o in json.loads(replayed.stdout)["outcomes"] for f in o["failures"]}
+    assert str(failure.signature) in found, (failure.reproducer, found)
+
+    namespace: dict[str, object] = {}
+    exec(compile(failure.snippet, "<snippet>", "exec"), namespace)
+    test = next(v for k, v in namespace.items() if k.startswith("test_"))
+    with pytest.raises(AssertionError) as failed:
+        test()  # type: ignore[operator]
+    violations = failed.value.args[0]
+    shown = {signature(v, failure.chunks) for v in violations}
+    assert failure.signature in shown, (outcome.path, failure.snippet, shown)
+
+
+def replays_to_its_signature(found: Finding) -> None:
+    """The saved recording, replayed with the printed command, shows the same signature."""
+    args = shlex.split(found.replay_command)
+    result = CliRunner().invoke(main, [*args[1:], "--json"])
+    assert result.exit_code in (1, 2), result.output
+    shown = {f["signature"] for o in json.loads(result.stdout)["outcomes"] for f in o["failures"]}
+    assert str(found.signature) in shown, (found.replay_command, shown)
