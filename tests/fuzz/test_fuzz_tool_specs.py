@@ -14,13 +14,27 @@ from hypothesis import given, settings
 
 from tcr.corpus import read_recording
 from tcr.dialects import BY_ID
-from tcr.fuzz import Message, messages, run
+from tcr.fuzz import FuzzReport, Message, messages, run
 from tcr.fuzz.specs import json_type
 from tcr.oracle import Check
 from tcr.replay import run as replay
 from tcr.tool_specs import parameter_schemas, read_tool_specs, schema_type
 
 UNTYPED = ["qwen3_coder", "glm45"]
+
+
+def fuzz(
+    parser: str,
+    dialect: str,
+    max_examples: int = 300,
+    save: Path | None = None,
+    corpus: tuple[Path, ...] | None = (),  # none: generated cases only; None: the bundled ones
+) -> FuzzReport:
+    """A short search of a ``typing_detectors`` parser in one untyped dialect."""
+    detector = f"typing_detectors:{parser}"
+    return run(
+        detector=detector, dialects=[dialect], max_examples=max_examples, save=save, corpus=corpus
+    )
 
 
 @settings(max_examples=200, deadline=None)
@@ -42,23 +56,14 @@ def test_generated_specs_agree_with_the_truth_s_argument_types(message: Message)
 @pytest.mark.slow
 @pytest.mark.parametrize("dialect", UNTYPED)
 def test_fuzzing_a_parser_that_types_by_schema_finds_nothing(dialect: str) -> None:
-    report = run(
-        detector="typing_detectors:types_by_schema",
-        dialects=[dialect],
-        max_examples=300,
-        save=None,
-        corpus=[],
-    )
-    assert report.findings == []
+    assert fuzz("types_by_schema", dialect).findings == []
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("dialect", UNTYPED)
 def test_fuzzing_a_parser_never_given_the_schema_finds_nothing(dialect: str) -> None:
-    report = run(
-        detector="typing_detectors:never_told", dialects=[dialect], max_examples=300, save=None
-    )
-    assert report.findings == []
+    # The bundled recordings are mutated too (the others generate only).
+    assert fuzz("never_told", dialect, corpus=None).findings == []
 
 
 @pytest.mark.slow
@@ -66,13 +71,7 @@ def test_fuzzing_a_parser_never_given_the_schema_finds_nothing(dialect: str) -> 
 def test_fuzzing_a_parser_that_ignores_the_schema_finds_the_argument_saved_with_specs(
     dialect: str, tmp_path: Path
 ) -> None:
-    report = run(
-        detector="typing_detectors:ignores_schema",
-        dialects=[dialect],
-        max_examples=600,
-        save=tmp_path,
-        corpus=[],
-    )
+    report = fuzz("ignores_schema", dialect, 600, save=tmp_path)
     (finding,) = report.findings
     assert finding.check is Check.EXPECTED
     assert "argument " in finding.violation.message
