@@ -37,6 +37,7 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
 from tcr._runtime.pool import pickled_for_workers
+from tcr._runtime.state import STATE
 from tcr.claims import Claim
 from tcr.detector.loader import REFERENCE, DetectorSpec, Factory, resolve_detector
 from tcr.errors import FactoryError, TcrError
@@ -69,7 +70,7 @@ from .strategies import (
 
 __all__ = ["BATCH", "DEFAULT_BUDGET_S", "DEFAULT_SAVE", "SHRINK_SECONDS", "run"]
 
-DEFAULT_SAVE = Path("corpora/found")
+DEFAULT_SAVE = STATE / "found"  # git-ignored: see tcr._runtime.state
 DEFAULT_BUDGET_S = 60.0
 SHRINK_SECONDS = 60.0
 Progress = Callable[[FuzzReport], None]

@@ -3,7 +3,9 @@
 One recording per distinct finding; its labels name the finding's signature.
 
 ``tcr replay SAVED --detector X`` then fails the same way, and the file joins the
-regression corpus (``corpora/found/`` by default) once the bug is fixed.
+regression corpus once the bug is fixed. By default findings go to ``.tcr/found/``,
+which ignores itself in git (``tcr._runtime.state``): no run's leftovers in a commit,
+and nothing a test suite collects unless asked.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
+from tcr._runtime.state import keep_out_of_git
 from tcr.corpus import Frame, new_header, write_recording
 
 from .model import Finding
@@ -61,6 +64,7 @@ def save_case(finding: Finding, directory: Path, *, seed: int, detector: str) ->
     frames = [Frame(k * FRAME_NS, chunk) for k, chunk in enumerate(case.chunks)]
     expect = None if case.truth is None else case.truth.expectation()
     path = directory / f"{check}-{digest}.msgpack"
+    keep_out_of_git(directory)
     return write_recording(path, header, frames, expect=expect)
 
 

@@ -31,8 +31,8 @@ claim, replay restates an expectation only when it is the full reference's.
 \b
 Examples:
   tcr bless corpora/recorded/weather.msgpack
-  tcr bless corpora/found/ --detector mypkg.parser:make_detector
-  tcr bless corpora/found/ --dialect hermes     # what the reference restricted to hermes shows
+  tcr bless .tcr/found/ --detector mypkg.parser:make_detector
+  tcr bless .tcr/found/ --dialect hermes     # what the reference restricted to hermes shows
 """
 
 REVIEW_EPILOG = """\b

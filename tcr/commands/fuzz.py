@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import click
 from rich.console import Console
 
+from tcr._runtime.state import STATE
 from tcr.claims import EMPTY_TOOLS
 from tcr.commands.options import (
     detector_option,
@@ -110,7 +111,7 @@ def parse_budget(value: str) -> float:
 @click.option(
     "--save",
     type=click.Path(path_type=Path),
-    default=Path("corpora/found"),
+    default=STATE / "found",
     show_default=True,
     help="Save the shrunk failure as a recording in this directory.",
 )

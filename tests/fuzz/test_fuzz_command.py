@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shlex
+import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -12,13 +13,18 @@ from sarif_checks import load_sarif, location_uri
 
 from tcr.cli import main
 from tcr.commands.fuzz import fuzz, parse_budget
-from tcr.corpora import ROOT
+from tcr.corpora import ROOT, bundled
 
 REGRESSIONS = str(ROOT / "regressions")
 
 
 def invoke(*args: str) -> tuple[int, str]:
     result = CliRunner().invoke(fuzz, list(args), prog_name="tcr fuzz")
+    return result.exit_code, result.output
+
+
+def invoke_main(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, list(args))
     return result.exit_code, result.output
 
 
@@ -136,3 +142,26 @@ def test_unknown_format_is_a_usage_error() -> None:
 )
 def test_budget_takes_units(text: str, seconds: float) -> None:
     assert parse_budget(text) == seconds
+
+
+@pytest.mark.slow
+def test_findings_go_to_a_folder_git_ignores_and_replay_reads_only_when_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    subprocess.run(["git", "init", "-q"], check=True)
+    code, out = invoke(
+        "--detector", "tcr.detector.broken:per_chunk_markers", "--corpus", REGRESSIONS, "-x"
+    )
+    assert code == 1, out
+    (saved,) = (tmp_path / ".tcr" / "found").glob("*.msgpack")
+    assert (tmp_path / ".tcr" / ".gitignore").read_text().splitlines()[-1] == "*"
+    ignored = subprocess.run(["git", "check-ignore", "-q", str(saved)], check=False)
+    assert ignored.returncode == 0  # git ignores it: no finding lands in a commit
+    status = subprocess.run(["git", "status", "--porcelain"], capture_output=True, text=True)
+    assert status.stdout == ""
+    assert saved not in bundled()  # the default replay and the pytest plugin do not read it
+    code, out = invoke_main(
+        "replay", ".tcr/found", "--detector", "tcr.detector.broken:per_chunk_markers", "--json"
+    )
+    assert code == 1 and saved.name in out  # named, it is replayed
