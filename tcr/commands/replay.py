@@ -51,6 +51,7 @@ Exit codes: 0 every check passes, 1 a violation was found,
 \b
 Examples:
   tcr replay                                  # every bundled corpus
+  tcr replay -v                               # every run in a table
   tcr replay corpora/ --rechunk random --runs 200 --seed 7
   tcr replay rec.msgpack --rechunk exhaustive --rechunk boundary
   tcr replay rec.msgpack --detector mypkg.parser:make_detector --tools get_weather
@@ -103,6 +104,8 @@ Examples:
 @json_option
 @junit_option
 @sarif_option
+@click.option("-v", "--verbose", count=True, help="Show every recording x strategy run in a table.")
+@click.option("-q", "--quiet", count=True, help="Show only the failures and the summary line.")
 @click.option("-x", "--exitfirst", is_flag=True, help="Stop at the first failure.")
 @click.option("--no-minimize", is_flag=True, help="Report failing chunkings without shrinking.")
 @click.option(
@@ -133,6 +136,8 @@ def replay(
     as_json: bool,
     junit: Path | None,
     sarif: Path | None,
+    verbose: int,
+    quiet: int,
     exitfirst: bool,
     no_minimize: bool,
     debug: bool,
@@ -143,7 +148,7 @@ def replay(
     detector under every rechunking, check every oracle, and shrink each failure to a
     minimal reproducer."""
     from tcr.replay import run
-    from tcr.replay.report import render, to_json, write_junit, write_sarif
+    from tcr.replay.report import Level, render, to_json, write_junit, write_sarif
     from tcr.replay.runner import parse_shard
 
     err = Console(stderr=True)
@@ -178,7 +183,7 @@ def replay(
     if as_json:
         click.echo(to_json(report))
     else:
-        render(report, Console(soft_wrap=False))
+        render(report, Console(soft_wrap=False), level=Level.of(verbose, quiet))
     written = write_reports(
         "replay",
         (junit, lambda path: write_junit(report, path)),
