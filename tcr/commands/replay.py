@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from tcr.commands.options import (
     Choice,
@@ -148,16 +147,16 @@ def replay(
     detector under every rechunking, check every oracle, and shrink each failure to a
     minimal reproducer."""
     from tcr.replay import run
+    from tcr.replay.progress import ReplayProgress
     from tcr.replay.report import Level, render, to_json, write_junit, write_sarif
     from tcr.replay.runner import parse_shard
 
-    err = Console(stderr=True)
     try:
         with (
             _detector(
                 detector, detector_cmd, detector_timeout, claimed(dialects), empty_tools
             ) as chosen,
-            _progress(err, enabled=not as_json) as advance,
+            ReplayProgress(sys.stderr, enabled=not as_json) as advance,
         ):
             report = run(
                 list(paths) or None,
@@ -225,33 +224,3 @@ def _debug(found: tuple[Outcome, Failure], detector: DetectorSpec, tools: list[s
         open_at_failure(outcome.path, detector=detector, tools=tools, chunks_or_strategy=spec)
     except TcrError as error:
         fail("replay", error)
-
-
-class _progress:
-    """A transient progress line on stderr, shown only on a terminal and for long runs."""
-
-    def __init__(self, console: Console, *, enabled: bool) -> None:
-        self.enabled = enabled and console.is_terminal
-        self.progress = Progress(
-            TextColumn("replaying"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            TextColumn("{task.description}"),
-            console=console,
-            transient=True,
-        )
-        self.task = self.progress.add_task("", total=None)
-
-    def __enter__(self) -> _progress:
-        if self.enabled:
-            self.progress.start()
-        return self
-
-    def __call__(self, description: str, done: int, total: int) -> None:
-        if self.enabled:
-            self.progress.update(self.task, completed=done, total=total, description=description)
-
-    def __exit__(self, *exc: object) -> None:
-        if self.enabled:
-            self.progress.stop()

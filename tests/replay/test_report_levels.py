@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from tcr.cli import main
 from tcr.corpora import ROOT, bundled
 from tcr.corpus import Frame, new_header, write_recording
 from tcr.errors import EXIT_ERROR, EXIT_OK, EXIT_VIOLATION
+from tcr.replay.progress import EVERY
 from tcr.replay.report import Level, short_path
 
 SPLITS_MARKERS = "tcr.detector.broken:per_chunk_markers"
@@ -38,8 +40,9 @@ def corpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def tcr(*args: str) -> tuple[int, list[str]]:
+    """The exit code and the lines on stdout (stderr has the progress and the errors)."""
     result = CliRunner().invoke(main, ["replay", *args])
-    return result.exit_code, result.output.splitlines()
+    return result.exit_code, result.stdout.splitlines()
 
 
 def test_a_passing_replay_of_every_bundled_recording_fits_in_25_lines() -> None:
@@ -55,13 +58,19 @@ def test_a_passing_replay_of_every_bundled_recording_fits_in_25_lines() -> None:
 def test_a_piped_tcr_replay_prints_at_most_25_lines_and_no_escape_codes() -> None:
     tcr_script = Path(sys.executable).with_name("tcr")
     env = {**os.environ, "TERM": "xterm-256color"}  # a terminal name must not bring colours
+    started = time.monotonic()
     done = subprocess.run([str(tcr_script), "replay"], capture_output=True, text=True, env=env)
+    elapsed = time.monotonic() - started
     lines = done.stdout.splitlines()
     assert done.returncode == EXIT_OK, done.stdout + done.stderr
     assert len(lines) <= 25, done.stdout
     assert lines[-1].startswith(f"{len(bundled())} recordings, 5 strategies")
     assert lines[-1].endswith(": all checks pass")
     assert ESCAPE not in done.stdout and ESCAPE not in done.stderr
+    # Never silent for long: a progress line on stderr every EVERY seconds.
+    progress = done.stderr.splitlines()
+    assert all(line.startswith("tcr replay: ") for line in progress), done.stderr
+    assert len(progress) >= elapsed // EVERY - 2, (elapsed, done.stderr)
 
 
 def test_default_shows_a_group_of_marks_per_recording_one_mark_per_strategy(
@@ -152,6 +161,7 @@ def test_verbose_and_quiet_count_against_each_other_as_in_pytest() -> None:
 
 
 def test_bad_input_is_one_line_and_exit_2_with_no_report(corpus: Path) -> None:
-    code, lines = tcr("corpus/absent.msgpack")
-    assert code == EXIT_ERROR
-    assert len(lines) == 1 and lines[0].startswith("tcr replay: ")
+    result = CliRunner().invoke(main, ["replay", "corpus/absent.msgpack"])
+    assert result.exit_code == EXIT_ERROR
+    assert result.stdout == ""
+    assert result.stderr.startswith("tcr replay: ") and result.stderr.count("\n") == 1
