@@ -173,9 +173,11 @@ def _print_marks(console: Console, label: str, groups: list[list[Mark]], note: s
 
 
 def short_path(path: str) -> str:
-    """A recording's path as the marks show it: a bundled one relative to the bundled corpora
-    (``regressions/…``), any other as the report has it (relative to the working directory
-    when inside it)."""
+    """A recording's path as the marks show it: as the report has it when relative (to the
+    working directory), a bundled one outside it relative to the bundled corpora
+    (``regressions/…``, not a site-packages path), any other as it is."""
+    if not Path(path).is_absolute():
+        return path
     try:
         return Path(path).resolve().relative_to(ROOT).as_posix()
     except ValueError:
