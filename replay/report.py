@@ -79,6 +79,8 @@ def render(report: Report, console: Console, *, level: Level = Level.NORMAL) -> 
     """The runs (``Level.NORMAL``: a line of marks per folder; ``VERBOSE``: the table), then
     each distinct finding (signature) once, in full with its reproducer, and where else it
     showed, then one summary line."""
+    if report.selection is not None and level is not Level.QUIET:
+        console.print(escape(report.selection), soft_wrap=True, highlight=False)
     if level is Level.VERBOSE:
         _render_table(report, console)
     elif level is Level.NORMAL:

@@ -51,6 +51,7 @@ Exit codes: 0 every check passes, 1 a violation was found,
 Examples:
   tcr replay                                  # every bundled corpus
   tcr replay -v                               # every run in a table
+  tcr replay --lf                             # only what failed last time
   tcr replay corpora/ --rechunk random --runs 200 --seed 7
   tcr replay rec.msgpack --rechunk exhaustive --rechunk boundary
   tcr replay rec.msgpack --detector mypkg.parser:make_detector --tools get_weather
@@ -105,6 +106,14 @@ Examples:
 @sarif_option
 @click.option("-v", "--verbose", count=True, help="Show every recording x strategy run in a table.")
 @click.option("-q", "--quiet", count=True, help="Show only the failures and the summary line.")
+@click.option(
+    "--lf",
+    "--last-failed",
+    "last_failed",
+    is_flag=True,
+    help="Replay only the recordings that failed last time (all when none did); "
+    "tcr remembers them in .tcr/ in the working directory.",
+)
 @click.option("-x", "--exitfirst", is_flag=True, help="Stop at the first failure.")
 @click.option("--no-minimize", is_flag=True, help="Report failing chunkings without shrinking.")
 @click.option(
@@ -137,6 +146,7 @@ def replay(
     sarif: Path | None,
     verbose: int,
     quiet: int,
+    last_failed: bool,
     exitfirst: bool,
     no_minimize: bool,
     debug: bool,
@@ -147,6 +157,7 @@ def replay(
     detector under every rechunking, check every oracle, and shrink each failure to a
     minimal reproducer."""
     from tcr.replay import run
+    from tcr.replay.lastfailed import LastFailed, remember
     from tcr.replay.progress import ReplayProgress
     from tcr.replay.report import Level, render, to_json, write_junit, write_sarif
     from tcr.replay.runner import parse_shard
@@ -173,12 +184,14 @@ def replay(
                 on_progress=advance,
                 shard=None if shard is None else parse_shard(shard),
                 jobs=jobs,
+                last_failed=LastFailed.read() if last_failed else None,
                 # A --detector-cmd process has its own per-answer limit; an alarm
                 # while its client waits on the pipe would lose its place in it.
                 timeout=timeout if detector_cmd is None else None,
             )
     except TcrError as error:
         fail("replay", error)
+    not_remembered = remember(report)
     if as_json:
         click.echo(to_json(report))
     else:
@@ -188,6 +201,8 @@ def replay(
         (junit, lambda path: write_junit(report, path)),
         (sarif, lambda path: write_sarif(report, path)),
     )
+    if not_remembered:
+        click.echo(f"tcr replay: {not_remembered}", err=True)
     replayed = [(o, f) for o, f in report.failures if o is not report.cost]  # a recording's
     if debug and replayed and detector_cmd is None:
         _debug(replayed[0], chosen, parse_tools(tools))
