@@ -149,6 +149,7 @@ class Report:
     # and its measurements; None when it did not run.
     cost: Outcome | None = None
     cost_measured: Cost | None = None
+    selection: str | None = None  # --lf: which recordings were chosen, in one line
 
     @property
     def recordings(self) -> int:

@@ -3,7 +3,9 @@ SARIF for code-scanning views)."""
 
 from __future__ import annotations
 
+import enum
 import json
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -15,14 +17,19 @@ from rich.table import Table
 from tcr import sarif
 from tcr._runtime import junit
 from tcr._runtime.report_files import write_sarif_log
-from tcr.oracle import Check
+from tcr.corpora import ROOT
+from tcr.oracle import CHECKS, Check
 from tcr.signature import TIMEOUT
 
 from .model import Failure, FindingGroup, Outcome, Report
 
 __all__ = [
+    "Level",
+    "Mark",
     "render",
     "sarif_results",
+    "short_path",
+    "summary",
     "to_json",
     "to_sarif",
     "write_junit",
@@ -30,9 +37,157 @@ __all__ = [
 ]
 
 
-def render(report: Report, console: Console) -> None:
-    """The summary table (recording x strategy), then each distinct finding (signature) once,
-    in full with its reproducer, and where else it showed."""
+class Level(enum.IntEnum):
+    """How much of a report people are shown, as pytest's ``-q``/``-v`` choose."""
+
+    QUIET = -1  # the failures and the summary line
+    NORMAL = 0  # a line of marks per folder of recordings, then the failures and the summary
+    VERBOSE = 1  # the table (recording x strategy), then the failures and the summary
+
+    @classmethod
+    def of(cls, verbose: int, quiet: int) -> Level:
+        """``-v`` and ``-q`` counted against each other, as pytest does."""
+        return cls(max(cls.QUIET, min(cls.VERBOSE, verbose - quiet)))
+
+
+class Mark(enum.StrEnum):
+    """What one recording x strategy run came to, in one character (pytest's marks)."""
+
+    PASS = "."
+    FAIL = "F"
+    SKIPPED = "s"  # no check could be judged
+    ERROR = "E"  # the detector crashed, or the recording could not be read
+
+    @classmethod
+    def of(cls, outcome: Outcome) -> Mark:
+        if outcome.error or any(f.violation.check.is_error for f in outcome.failures):
+            return cls.ERROR
+        if outcome.failures:
+            return cls.FAIL
+        return cls.PASS if outcome.checks else cls.SKIPPED
+
+
+MARK_STYLES = {
+    Mark.PASS: "green",
+    Mark.FAIL: "bold red",
+    Mark.SKIPPED: "yellow",
+    Mark.ERROR: "bold red",
+}
+
+
+def render(report: Report, console: Console, *, level: Level = Level.NORMAL) -> None:
+    """The runs (``Level.NORMAL``: a line of marks per folder; ``VERBOSE``: the table), then
+    each distinct finding (signature) once, in full with its reproducer, and where else it
+    showed, then one summary line."""
+    if report.selection is not None and level is not Level.QUIET:
+        console.print(escape(report.selection), soft_wrap=True, highlight=False)
+    if level is Level.VERBOSE:
+        _render_table(report, console)
+    elif level is Level.NORMAL:
+        _render_marks(report, console)
+    for error in report.errors:
+        message = error.message if error.path in error.message else f"{error.path}: {error.message}"
+        console.print(f"[bold red]error[/] {escape(message)}", soft_wrap=True, highlight=False)
+    # The same finding usually turns up under several strategies and recordings: each
+    # distinct signature is shown once, in full, with where else it showed.
+    for group in report.findings:
+        _render_group(console, group)
+    if level is not Level.QUIET:
+        console.print(f"\njudged against the claim: {escape(str(report.claim))}", highlight=False)
+        for (check, why), count in report.not_judged.items():
+            console.print(f"{_plural(count, 'recording')}: {check} not judged ({escape(why)})")
+    console.print(summary(report), soft_wrap=True, highlight=False)
+
+
+def summary(report: Report) -> str:
+    """The report's last line: what was replayed, how long it took, and what was found, by
+    check and by distinct signature (rich markup)."""
+    strategies = len({o.strategy for o in report.outcomes})
+    ran = f"{_plural(report.recordings, 'recording')}, {_plural(strategies, 'strategy')}"
+    if report.cost is not None:
+        ran += " and the cost probe"
+    ran += f", {_count(report.chars)} characters in {_seconds(report.seconds)}"
+    errors = len(report.errors) + sum(1 for o in report.rows if o.error)
+    failures = report.failures
+    found = [_plural(errors, "error")] if errors else []
+    if failures:
+        by_check = Counter(f.violation.check for _, f in failures)
+        order = sorted(by_check, key=lambda check: (-by_check[check], CHECKS.index(check)))
+        found.append(
+            f"{_plural(len(failures), 'finding')} "
+            f"({_plural(len(report.findings), 'distinct signature')}): "
+            + ", ".join(f"{check} {by_check[check]}" for check in order)
+        )
+    verdict = ", ".join(found) if found else "all checks pass"
+    style = "red" if found else "green"
+    stopped = " (stopped at the first failure)" if report.stopped_early else ""
+    return f"{escape(ran)}: [{style}]{escape(verdict)}[/]{stopped}"
+
+
+def _count(n: int) -> str:
+    """A count of characters as people read it: 950, 12.3k, 25.6M."""
+    for size, unit in ((1_000_000_000, "G"), (1_000_000, "M"), (1_000, "k")):
+        if n >= size:
+            return f"{n / size:.1f}{unit}"
+    return str(n)
+
+
+def _seconds(seconds: float) -> str:
+    return f"{seconds:.2f} s" if seconds < 10 else f"{seconds:.1f} s"
+
+
+def _render_marks(report: Report, console: Console) -> None:
+    """One line per folder of recordings (wrapped, as pytest does a file's tests), each
+    recording a group of marks, one per strategy; the cost probe its own line."""
+    folders: dict[str, dict[str, list[Mark]]] = {}
+    marks = [(o.path, Mark.of(o)) for o in report.outcomes]
+    for path, mark in [*marks, *((e.path, Mark.ERROR) for e in report.errors)]:
+        shown = short_path(path)
+        folder = shown.rpartition("/")[0] + "/" if "/" in shown else "./"
+        folders.setdefault(folder, {}).setdefault(shown, []).append(mark)
+    for folder, recordings in folders.items():
+        label = next(iter(recordings)) if len(recordings) == 1 else folder
+        _print_marks(console, label, [marks for _, marks in sorted(recordings.items())])
+    if report.cost is not None:
+        note = ""
+        if report.cost_measured is not None and report.cost.checks:
+            note = f" [dim]({escape(report.cost_measured.summary())})[/]"
+        _print_marks(console, report.cost.path, [[Mark.of(report.cost)]], note)
+
+
+def _print_marks(console: Console, label: str, groups: list[list[Mark]], note: str = "") -> None:
+    """``label`` and the groups of marks, wrapped between groups to the console's width."""
+    indent = len(label) + 1
+    width = max(console.width, indent + 10)
+    lines: list[list[list[Mark]]] = [[]]
+    used = indent
+    for group in groups:
+        if lines[-1] and used + 1 + len(group) > width:
+            lines.append([])
+            used = indent
+        used += len(group) + (1 if lines[-1] else 0)
+        lines[-1].append(group)
+    for i, line in enumerate(lines):
+        head = escape(label) if i == 0 else " " * (indent - 1)
+        marks = " ".join("".join(f"[{MARK_STYLES[m]}]{m}[/]" for m in g) for g in line)
+        tail = note if i == len(lines) - 1 else ""
+        console.print(f"{head} {marks}{tail}", soft_wrap=True, highlight=False)
+
+
+def short_path(path: str) -> str:
+    """A recording's path as the marks show it: as the report has it when relative (to the
+    working directory), a bundled one outside it relative to the bundled corpora
+    (``regressions/…``, not a site-packages path), any other as it is."""
+    if not Path(path).is_absolute():
+        return path
+    try:
+        return Path(path).resolve().relative_to(ROOT).as_posix()
+    except ValueError:
+        return path
+
+
+def _render_table(report: Report, console: Console) -> None:
+    """Every run in a row: recording, strategy, runs, characters, result, time."""
     table = Table(title="tcr replay", title_justify="left", show_lines=False)
     table.add_column("recording", overflow="fold")
     table.add_column("strategy")
@@ -57,28 +212,6 @@ def render(report: Report, console: Console) -> None:
             escape(o.path), o.strategy, str(o.runs), f"{o.chars:,}", result, f"{o.seconds:.2f}s"
         )
     console.print(table)
-    for error in report.errors:
-        message = error.message if error.path in error.message else f"{error.path}: {error.message}"
-        console.print(f"[bold red]error[/] {escape(message)}", soft_wrap=True, highlight=False)
-    # The same finding usually turns up under several strategies and recordings: each
-    # distinct signature is shown once, in full, with where else it showed.
-    findings = report.findings
-    for group in findings:
-        _render_group(console, group)
-    verdict = {0: "[green]all checks pass[/]", 1: "[red]violations found[/]"}.get(
-        report.exit_code, "[red]some inputs could not be replayed[/]"
-    )
-    n = report.recordings
-    distinct = f", {_plural(len(findings), 'distinct finding')}" if findings else ""
-    console.print(f"\njudged against the claim: {escape(str(report.claim))}", highlight=False)
-    for (check, why), count in report.not_judged.items():
-        plural = "s" if count != 1 else ""
-        console.print(f"{count} recording{plural}: {check} not judged ({escape(why)})")
-    console.print(
-        f"{n} recording{'s' if n != 1 else ''}, {len(report.outcomes)} strategy runs, "
-        f"{report.chars:,} characters in {report.seconds:.2f}s{distinct}: {verdict}"
-        + (" (stopped at the first failure)" if report.stopped_early else "")
-    )
 
 
 def _plural(n: int, word: str) -> str:

@@ -28,6 +28,7 @@ from tcr.tool_specs import ToolSpecs, read_tool_specs
 from .cost import cost_outcome
 from .engine import Plan, load
 from .jobs import Progress, replay_in_processes, split_tasks
+from .lastfailed import LastFailed
 from .model import InputError, Report, display_path
 
 __all__ = [
@@ -62,6 +63,7 @@ def run(
     dialects: Sequence[str] | None = None,
     empty_tools: str | None = None,
     tool_specs: Sequence[Mapping[str, Any]] | str | Path | None = None,
+    last_failed: LastFailed | None = None,
 ) -> Report:
     """Replay recordings (files or directories; None: the bundled corpora).
 
@@ -78,6 +80,8 @@ def run(
     ``tool_specs``: the OpenAI ``tools`` list given to a factory that takes it, for
     every recording (default: each recording's own, ``Recording.tool_specs``), or a
     JSON file holding it (``--tool-specs FILE``: a list, or ``{"tools": [...]}``).
+    ``last_failed`` (``--lf``): replay only the recordings that failed last time, or all of
+    them when none did (``Report.selection`` says which).
     Raises ``TcrError`` only for unusable options (a bad strategy, an unknown
     check, a detector that cannot be loaded, a missing path); everything found
     while replaying goes into the ``Report``.
@@ -98,8 +102,11 @@ def run(
         files = bundled()
     else:
         files = list(iter_recordings(list(paths)))
+    selection = None
+    if last_failed is not None:
+        files, selection = last_failed.select(files)
     files = select_shard(files, shard)
-    report = Report(claim=plan.detector.claim)
+    report = Report(claim=plan.detector.claim, selection=selection)
     started = time.perf_counter()
     if not any(c in RECORDING_CHECKS for c in plan.checks):
         files = []  # --check cost alone: no recording needs replaying

@@ -121,6 +121,15 @@ def _has_a_large_recording(item: pytest.Item) -> bool:
 
 
 @pytest.fixture(autouse=True)
+def _cache_elsewhere(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``tcr replay`` remembers what failed (``--lf``) in ``.tcr/`` of the working directory:
+    in the tests, in a folder of their own, not in the checkout (processes inherit it)."""
+    monkeypatch.setenv("TCR_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "tcr-cache"))
+
+
+@pytest.fixture(autouse=True)
 def _cost_not_timed(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     """The cost probe answered as linear, outside the cost tests (module docstring)."""
     if "cost" in request.node.path.name:

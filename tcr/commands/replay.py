@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from tcr.commands.options import (
     Choice,
@@ -51,6 +50,8 @@ Exit codes: 0 every check passes, 1 a violation was found,
 \b
 Examples:
   tcr replay                                  # every bundled corpus
+  tcr replay -v                               # every run in a table
+  tcr replay --lf                             # only what failed last time
   tcr replay corpora/ --rechunk random --runs 200 --seed 7
   tcr replay rec.msgpack --rechunk exhaustive --rechunk boundary
   tcr replay rec.msgpack --detector mypkg.parser:make_detector --tools get_weather
@@ -103,6 +104,16 @@ Examples:
 @json_option
 @junit_option
 @sarif_option
+@click.option("-v", "--verbose", count=True, help="Show every recording x strategy run in a table.")
+@click.option("-q", "--quiet", count=True, help="Show only the failures and the summary line.")
+@click.option(
+    "--lf",
+    "--last-failed",
+    "last_failed",
+    is_flag=True,
+    help="Replay only the recordings that failed last time (all when none did); "
+    "tcr remembers them in .tcr/ in the working directory.",
+)
 @click.option("-x", "--exitfirst", is_flag=True, help="Stop at the first failure.")
 @click.option("--no-minimize", is_flag=True, help="Report failing chunkings without shrinking.")
 @click.option(
@@ -133,6 +144,9 @@ def replay(
     as_json: bool,
     junit: Path | None,
     sarif: Path | None,
+    verbose: int,
+    quiet: int,
+    last_failed: bool,
     exitfirst: bool,
     no_minimize: bool,
     debug: bool,
@@ -143,16 +157,17 @@ def replay(
     detector under every rechunking, check every oracle, and shrink each failure to a
     minimal reproducer."""
     from tcr.replay import run
-    from tcr.replay.report import render, to_json, write_junit, write_sarif
+    from tcr.replay.lastfailed import LastFailed, remember
+    from tcr.replay.progress import ReplayProgress
+    from tcr.replay.report import Level, render, to_json, write_junit, write_sarif
     from tcr.replay.runner import parse_shard
 
-    err = Console(stderr=True)
     try:
         with (
             _detector(
                 detector, detector_cmd, detector_timeout, claimed(dialects), empty_tools
             ) as chosen,
-            _progress(err, enabled=not as_json) as advance,
+            ReplayProgress(sys.stderr, enabled=not as_json) as advance,
         ):
             report = run(
                 list(paths) or None,
@@ -169,21 +184,25 @@ def replay(
                 on_progress=advance,
                 shard=None if shard is None else parse_shard(shard),
                 jobs=jobs,
+                last_failed=LastFailed.read() if last_failed else None,
                 # A --detector-cmd process has its own per-answer limit; an alarm
                 # while its client waits on the pipe would lose its place in it.
                 timeout=timeout if detector_cmd is None else None,
             )
     except TcrError as error:
         fail("replay", error)
+    not_remembered = remember(report)
     if as_json:
         click.echo(to_json(report))
     else:
-        render(report, Console(soft_wrap=False))
+        render(report, Console(soft_wrap=False), level=Level.of(verbose, quiet))
     written = write_reports(
         "replay",
         (junit, lambda path: write_junit(report, path)),
         (sarif, lambda path: write_sarif(report, path)),
     )
+    if not_remembered:
+        click.echo(f"tcr replay: {not_remembered}", err=True)
     replayed = [(o, f) for o, f in report.failures if o is not report.cost]  # a recording's
     if debug and replayed and detector_cmd is None:
         _debug(replayed[0], chosen, parse_tools(tools))
@@ -220,33 +239,3 @@ def _debug(found: tuple[Outcome, Failure], detector: DetectorSpec, tools: list[s
         open_at_failure(outcome.path, detector=detector, tools=tools, chunks_or_strategy=spec)
     except TcrError as error:
         fail("replay", error)
-
-
-class _progress:
-    """A transient progress line on stderr, shown only on a terminal and for long runs."""
-
-    def __init__(self, console: Console, *, enabled: bool) -> None:
-        self.enabled = enabled and console.is_terminal
-        self.progress = Progress(
-            TextColumn("replaying"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            TextColumn("{task.description}"),
-            console=console,
-            transient=True,
-        )
-        self.task = self.progress.add_task("", total=None)
-
-    def __enter__(self) -> _progress:
-        if self.enabled:
-            self.progress.start()
-        return self
-
-    def __call__(self, description: str, done: int, total: int) -> None:
-        if self.enabled:
-            self.progress.update(self.task, completed=done, total=total, description=description)
-
-    def __exit__(self, *exc: object) -> None:
-        if self.enabled:
-            self.progress.stop()

@@ -1,0 +1,167 @@
+"""``tcr replay`` reports at pytest's levels: marks by default, ``-v`` the table, ``-q`` the
+failures and the summary line alone; the summary line is always last."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tcr.cli import main
+from tcr.corpora import ROOT, bundled
+from tcr.corpus import Frame, new_header, write_recording
+from tcr.errors import EXIT_ERROR, EXIT_OK, EXIT_VIOLATION
+from tcr.replay.progress import EVERY
+from tcr.replay.report import Level, short_path
+
+SPLITS_MARKERS = "tcr.detector.broken:per_chunk_markers"
+CRASHES = "crashing_detectors:feed_raises"
+CALL = '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
+QUICK = ("--rechunk", "original", "--rechunk", "whole")
+ESCAPE = "\x1b"
+
+
+@pytest.fixture
+def corpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Two recordings: one whose marker arrives split (the broken detector leaks it), one
+    plain text; the working directory is their parent."""
+    folder = tmp_path / "corpus"
+    chunks = [["Let me check. ", CALL[:5], CALL[5:], " Done."], ["No call here."]]
+    for name, pieces in zip(("split", "plain"), chunks, strict=True):
+        frames = [Frame(i * 1_000_000, c) for i, c in enumerate(pieces)]
+        write_recording(folder / f"{name}.msgpack", new_header("chunks"), frames)
+    monkeypatch.chdir(tmp_path)
+    return folder
+
+
+def tcr(*args: str) -> tuple[int, list[str]]:
+    """The exit code and the lines on stdout (stderr has the progress and the errors)."""
+    result = CliRunner().invoke(main, ["replay", *args])
+    return result.exit_code, result.stdout.splitlines()
+
+
+def test_a_passing_replay_of_every_bundled_recording_fits_in_25_lines() -> None:
+    code, lines = tcr(*QUICK)
+    assert code == EXIT_OK, "\n".join(lines)
+    assert len(lines) <= 25, "\n".join(lines)
+    assert lines[-1].startswith(f"{len(bundled())} recordings, 3 strategies and the cost probe")
+    assert lines[-1].endswith(": all checks pass")
+
+
+@pytest.mark.slow
+@pytest.mark.process
+def test_a_piped_tcr_replay_prints_at_most_25_lines_and_no_escape_codes() -> None:
+    tcr_script = Path(sys.executable).with_name("tcr")
+    env = {**os.environ, "TERM": "xterm-256color"}  # a terminal name must not bring colours
+    started = time.monotonic()
+    done = subprocess.run([str(tcr_script), "replay"], capture_output=True, text=True, env=env)
+    elapsed = time.monotonic() - started
+    lines = done.stdout.splitlines()
+    assert done.returncode == EXIT_OK, done.stdout + done.stderr
+    assert len(lines) <= 25, done.stdout
+    assert lines[-1].startswith(f"{len(bundled())} recordings, 5 strategies")
+    assert lines[-1].endswith(": all checks pass")
+    assert ESCAPE not in done.stdout and ESCAPE not in done.stderr
+    # Never silent for long: a progress line on stderr every EVERY seconds.
+    progress = done.stderr.splitlines()
+    assert all(line.startswith("tcr replay: ") for line in progress), done.stderr
+    assert len(progress) >= elapsed // EVERY - 2, (elapsed, done.stderr)
+
+
+def test_default_shows_a_group_of_marks_per_recording_one_mark_per_strategy(
+    corpus: Path,
+) -> None:
+    code, lines = tcr("corpus", *QUICK, "--check", "no_leak", "--detector", SPLITS_MARKERS)
+    assert code == EXIT_VIOLATION
+    assert lines[0] == "corpus/ .. F."  # plain passes twice; split fails as recorded
+
+
+def test_a_folder_of_one_recording_is_shown_as_that_recording(corpus: Path) -> None:
+    code, lines = tcr("corpus/plain.msgpack", *QUICK, "--check", "no_leak")
+    assert code == EXIT_OK
+    assert lines[0] == "corpus/plain.msgpack .."
+
+
+def test_bundled_recordings_are_shown_relative_to_the_bundled_corpora() -> None:
+    path = ROOT / "regressions" / "split_marker_mlx.msgpack"
+    assert short_path(str(path)) == "regressions/split_marker_mlx.msgpack"
+    assert short_path("corpus/plain.msgpack") == "corpus/plain.msgpack"
+
+
+def test_the_failures_are_shown_in_full_under_the_marks(corpus: Path) -> None:
+    _, lines = tcr("corpus", *QUICK, "--check", "no_leak", "--detector", SPLITS_MARKERS)
+    text = "\n".join(lines)
+    assert "no_leak/<tool_call>/hermes@split-in-opener: 1 recording, 1 strategy" in text
+    assert "reproduce with:" in text and "pin it as a regression test:" in text
+
+
+def test_the_summary_counts_findings_by_check_and_by_distinct_signature(corpus: Path) -> None:
+    code, lines = tcr(
+        "corpus",
+        "--rechunk",
+        "original",
+        "--rechunk",
+        "char",
+        "--check",
+        "no_leak",
+        "--detector",
+        SPLITS_MARKERS,
+    )
+    assert code == EXIT_VIOLATION
+    assert lines[-1].endswith(": 2 findings (1 distinct signature): no_leak 2")
+
+
+def test_a_crash_is_marked_e(corpus: Path) -> None:
+    code, lines = tcr("corpus/split.msgpack", "--rechunk", "whole", "--detector", CRASHES)
+    assert code == EXIT_ERROR
+    assert lines[0] == "corpus/split.msgpack Es"  # a crash; warm-cold then judges nothing
+    assert lines[-1].endswith(": 1 finding (1 distinct signature): crash 1")
+
+
+def test_an_unreadable_recording_is_marked_e_in_its_folder(corpus: Path) -> None:
+    (corpus / "broken.msgpack").write_bytes(b"garbage")
+    code, lines = tcr("corpus", *QUICK, "--check", "no_leak")
+    assert code == EXIT_ERROR
+    assert lines[0] == "corpus/ E .. .."  # in the order replayed: sorted by path
+    assert any(line.startswith("error ") and "broken.msgpack" in line for line in lines)
+    assert lines[-1].endswith(": 1 error")
+
+
+def test_verbose_shows_the_table(corpus: Path) -> None:
+    code, lines = tcr("corpus", *QUICK, "--check", "no_leak", "-v")
+    assert code == EXIT_OK
+    assert lines[0].startswith("tcr replay")
+    assert any("┃ recording" in line for line in lines)
+    assert lines[-1].endswith(": all checks pass")
+
+
+def test_quiet_shows_the_summary_line_alone_when_all_pass(corpus: Path) -> None:
+    code, lines = tcr("corpus", *QUICK, "-q")
+    assert code == EXIT_OK
+    assert len(lines) == 1 and lines[0].endswith(": all checks pass")
+
+
+def test_quiet_keeps_the_failures(corpus: Path) -> None:
+    code, lines = tcr("corpus", *QUICK, "--check", "no_leak", "--detector", SPLITS_MARKERS, "-q")
+    assert code == EXIT_VIOLATION
+    assert not lines[0].startswith("corpus/")  # no marks
+    assert any("reproduce with:" in line for line in lines)
+    assert lines[-1].endswith(": 1 finding (1 distinct signature): no_leak 1")
+
+
+def test_verbose_and_quiet_count_against_each_other_as_in_pytest() -> None:
+    assert Level.of(0, 0) is Level.NORMAL
+    assert Level.of(1, 0) is Level.VERBOSE and Level.of(3, 0) is Level.VERBOSE
+    assert Level.of(0, 2) is Level.QUIET and Level.of(1, 1) is Level.NORMAL
+
+
+def test_bad_input_is_one_line_and_exit_2_with_no_report(corpus: Path) -> None:
+    result = CliRunner().invoke(main, ["replay", "corpus/absent.msgpack"])
+    assert result.exit_code == EXIT_ERROR
+    assert result.stdout == ""
+    assert result.stderr.startswith("tcr replay: ") and result.stderr.count("\n") == 1
