@@ -10,13 +10,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from tcr._runtime.state import STATE, ignored_folder
+
 from .model import Report
 
 __all__ = ["CACHE_DIR", "LastFailed", "cache_folder", "remember"]
 
-CACHE_DIR = ".tcr"  # under the working directory; TCR_CACHE_DIR names another
+CACHE_DIR = str(STATE)  # under the working directory; TCR_CACHE_DIR names another
 FILE = "lastfailed.json"
-GITIGNORE = "# Created by tcr automatically.\n*\n"
 
 
 def cache_folder() -> Path:
@@ -57,10 +58,7 @@ class LastFailed:
 
     def write(self, folder: Path | None = None) -> None:
         """Write it atomically, creating the folder with a ``.gitignore`` of ``*``."""
-        folder = folder or cache_folder()
-        if not folder.is_dir():
-            folder.mkdir(parents=True)
-            (folder / ".gitignore").write_text(GITIGNORE, encoding="utf-8")
+        folder = ignored_folder(folder or cache_folder())
         fd, temporary = tempfile.mkstemp(dir=folder, prefix=f".{FILE}.", suffix=".tmp")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as out:

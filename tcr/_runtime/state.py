@@ -10,18 +10,24 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["STATE", "keep_out_of_git"]
+__all__ = ["STATE", "ignored_folder", "keep_out_of_git"]
 
 STATE = Path(".tcr")
 _IGNORE = "# Created by tcr: everything here is a run's leftovers.\n*\n"
+
+
+def ignored_folder(folder: Path) -> Path:
+    """``folder``, made if need be, holding a ``.gitignore`` of ``*`` unless it has one."""
+    folder.mkdir(parents=True, exist_ok=True)
+    ignore = folder / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text(_IGNORE, encoding="utf-8")
+    return folder
 
 
 def keep_out_of_git(path: Path) -> None:
     """If ``path`` is ``.tcr`` or inside it, make that folder and its ``.gitignore``."""
     for folder in (path, *path.parents):
         if folder.name == STATE.name:
-            folder.mkdir(parents=True, exist_ok=True)
-            ignore = folder / ".gitignore"
-            if not ignore.exists():
-                ignore.write_text(_IGNORE, encoding="utf-8")
+            ignored_folder(folder)
             return
