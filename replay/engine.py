@@ -152,6 +152,7 @@ class Replay:
         self.judge = judge
         self.tools = judge.tools
         self.expect = judge.expectation
+        self._unsplit: set[Signature] | None = None  # the keys the whole run shows, once known
 
     def outcome(
         self, slot: int, runs: tuple[int, int] | None = None
@@ -188,7 +189,6 @@ class Replay:
         started = time.perf_counter()
         found: list[Found] = []
         seen: set[Signature] = set()  # coarse keys: a parsing and a chunking bug stay two
-        unsplit: set[Signature] | None = None  # the keys the whole run shows
         ran: set[str] = set()
         for chunking in chunkings:
             try:  # warm_cold is a slot of its own: see _warm_cold
@@ -203,9 +203,7 @@ class Replay:
             if not verdict.violations:
                 continue
             outcome.failing_runs += 1
-            if unsplit is None:
-                whole = self.judge.judge_trace(self.judge.whole, checks=self.judge.trace_checks)
-                unsplit = {key(v) for v in whole.violations}
+            unsplit = self.unsplit_keys()
             for violation in verdict.violations:
                 coarse = coarse_key(violation, unsplit)
                 if coarse not in seen:
@@ -238,6 +236,13 @@ class Replay:
         distinct = {key(v): v for v in reversed(verdict.violations)}  # the first of each
         # Warm-cold judges the text, not its chunking: its failures are whole.
         return [(original, v, key(v).coarse) for v in verdict.violations if distinct[key(v)] is v]
+
+    def unsplit_keys(self) -> set[Signature]:
+        """The signature keys the whole run shows, judged once per recording."""
+        if self._unsplit is None:
+            whole = self.judge.judge_trace(self.judge.whole, checks=self.judge.trace_checks)
+            self._unsplit = {key(v) for v in whole.violations}
+        return self._unsplit
 
     # -- shrinking ---------------------------------------------------------------
 
