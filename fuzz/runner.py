@@ -32,10 +32,6 @@ from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
-from hypothesis import HealthCheck, Phase, Verbosity, given, settings
-from hypothesis import seed as hypothesis_seed
-from hypothesis import strategies as st
-
 from tcr._runtime.pool import pickled_for_workers
 from tcr._runtime.state import STATE
 from tcr.claims import Claim
@@ -47,6 +43,7 @@ from tcr.shard import check_shard
 from tcr.signature import TIMEOUT, WHOLE, Signature, key, signature
 from tcr.time_limit import check_timeout
 
+from . import engine
 from .check import CaseChecker, FactoryFailed
 from .cost import cost_findings
 from .model import Case, Finding, FuzzReport
@@ -80,13 +77,8 @@ class _OutOfTime(BaseException):
     """The budget is spent: raised inside the test, so Hypothesis stops at once."""
 
 
-class _Failed(Exception):
+class _Failed(engine.Interesting):
     """The case shows the signature key being shrunk: what Hypothesis shrinks."""
-
-    def __init__(self, case: Case, violations: list[Violation]) -> None:
-        super().__init__(violations[0].check)
-        self.case = case
-        self.violations = violations
 
 
 # --- what a batch draws ------------------------------------------------------------
@@ -107,12 +99,6 @@ def _generated_case(repertoire: Repertoire, data: bytes) -> Case:
 
 def _mutated_case(seeds: Sequence[Seed], data: bytes) -> Case:
     return decode_mutant(data[2:], seeds[((data[0] << 8) | data[1]) % len(seeds)])
-
-
-def _cases(size: int) -> st.SearchStrategy[bytes]:
-    # Decoded in the test, not by .map(): a mapped strategy costs Hypothesis a
-    # save and restore of the global random state per example.
-    return st.binary(min_size=size, max_size=size)
 
 
 # --- one batch ------------------------------------------------------------------------
@@ -165,6 +151,8 @@ class _Search:
         # This batch's failing examples and their keys: a pass run again after a finding
         # replays them, and needs no detector run to see that they hold nothing new.
         self.replayed: dict[bytes, tuple[Signature, ...]] = {}
+        # This pass's examples that showed ``target``: the one Hypothesis shrank to is kept.
+        self.failing: dict[bytes, tuple[Case, list[Violation]]] = {}
 
     def test(self, data: bytes) -> None:
         now = time.perf_counter()
@@ -204,7 +192,8 @@ class _Search:
             return  # shrinking keeps the signature: another failure is not this finding
         if self.best is None or _size(case) < _size(self.best[0]):
             self.best = case, violations
-        raise _Failed(case, violations)
+        self.failing[data] = case, violations
+        raise _Failed
 
     def found(self) -> None:
         """The finding is recorded: back to generating, past the example that showed it."""
@@ -220,48 +209,23 @@ def _size(case: Case) -> tuple[int, int]:
 
 
 def _run_batch(
-    strategy: st.SearchStrategy[bytes],
-    search: _Search,
-    seed: int,
-    limit: int,
-    on_finding: Callable[[], bool],
+    size: int, search: _Search, seed: int, limit: int, on_finding: Callable[[], bool]
 ) -> None:
     """One batch: Hypothesis runs, the batch again after each finding until none is new.
 
     ``on_finding`` records ``search``'s finding and says whether the search goes on.
     """
-
-    @settings(
-        database=None,
-        max_examples=limit,
-        deadline=None,
-        derandomize=False,
-        phases=(Phase.generate, Phase.shrink),
-        suppress_health_check=list(HealthCheck),
-        report_multiple_bugs=False,
-        verbosity=Verbosity.quiet,
-        print_blob=False,
-    )
-    @hypothesis_seed(seed)
-    @given(strategy)
-    def fuzz(data: bytes) -> None:
-        search.test(data)
-
     search.examples = search.counted_upto = 0
     search.replayed.clear()
     while True:
         search.position = 0
+        search.failing.clear()
         try:
-            fuzz()
-        except _Failed as failure:  # Hypothesis replays the shrunk case last
-            search.best = failure.case, failure.violations
+            shrunk = engine.search(search.test, size=size, seed=seed, limit=limit)
         except _OutOfTime:
-            pass
-        except TcrError:
-            raise
-        except Exception:  # Hypothesis gave up on a flaky detector: keep the best case seen
-            if search.best is None:
-                raise
+            shrunk = None
+        if shrunk is not None:  # Hypothesis's smallest, not ours (``_size``)
+            search.best = search.failing[shrunk]
         if search.target is None or not on_finding():
             return
 
@@ -519,7 +483,7 @@ def _run_batches(
             else:
                 search.decode = partial(_generated_case, Repertoire.of(plan.claim))
             _run_batch(
-                _cases(MUTATED_BYTES if mutating else GENERATED_BYTES),
+                MUTATED_BYTES if mutating else GENERATED_BYTES,
                 search,
                 batch.seed,
                 batch.limit,

@@ -1,0 +1,72 @@
+"""Hypothesis's search and shrinker, driven directly: one batch of byte strings.
+
+``@given`` wraps each example in machinery a fuzzer does not need: binding the
+test's arguments through ``inspect.signature``, saving and restoring the global
+random state, building a report for every call. On this project's benchmark
+machine that alone capped the search at about 950 examples/s before tcr did any
+work; the engine underneath (``ConjectureRunner``) runs the same draws at about
+3,000/s (benchmarks/RESULTS.md). So the search drives the engine itself, which
+is an internal API of Hypothesis: everything this project uses of it is here,
+and ``pyproject.toml`` bounds the versions it is tested with
+(``tests/fuzz/test_fuzz_engine.py`` checks what is relied on).
+
+The test sees a byte string of a fixed size, drawn as one choice. It raises
+``Interesting`` (or a subclass) to say the bytes show what is being searched for:
+generation then stops, Hypothesis shrinks the bytes while the test keeps raising
+it, and ``search`` returns the smallest bytes it saw raise. Any other exception,
+``BaseException`` included, leaves the search at once, as it came.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from random import Random
+
+from hypothesis import HealthCheck, Phase, Verbosity, settings
+from hypothesis.internal.conjecture.data import ConjectureData
+from hypothesis.internal.conjecture.engine import ConjectureRunner
+from hypothesis.internal.escalation import InterestingOrigin
+
+__all__ = ["Interesting", "search"]
+
+
+class Interesting(Exception):
+    """Raised by a test: these bytes show what is searched for."""
+
+
+_SETTINGS = settings(
+    database=None,
+    deadline=None,
+    phases=(Phase.generate, Phase.shrink),
+    suppress_health_check=list(HealthCheck),
+    report_multiple_bugs=False,  # the first interesting example ends generation
+    verbosity=Verbosity.quiet,
+)
+
+
+def search(test: Callable[[bytes], object], *, size: int, seed: int, limit: int) -> bytes | None:
+    """Run ``test`` on up to ``limit`` byte strings of ``size`` bytes drawn from ``seed``
+    (the same seed draws the same ones); the shrunk bytes of the first that raised
+    ``Interesting``, or ``None``."""
+    origin: InterestingOrigin | None = None
+
+    def test_function(data: ConjectureData) -> None:
+        nonlocal origin
+        drawn = data.draw_bytes(size, size)
+        try:
+            test(drawn)
+        except Interesting as error:
+            if origin is None:  # one origin: what is shrunk is "raised Interesting"
+                origin = InterestingOrigin.from_exception(error)
+            data.mark_interesting(origin)
+
+    runner = ConjectureRunner(
+        test_function, settings=settings(_SETTINGS, max_examples=limit), random=Random(seed)
+    )
+    runner.run()
+    if not runner.interesting_examples:
+        return None
+    (result,) = runner.interesting_examples.values()
+    (shrunk,) = result.choices
+    assert isinstance(shrunk, bytes)
+    return shrunk
