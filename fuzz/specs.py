@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from tcr.tool_specs import ToolSpecs
+
 from .source import Source
 from .truth import Truth
 
@@ -44,9 +46,10 @@ def json_type(value: object) -> str:
 
 def tool_specs_for(
     truth: Truth, tools: tuple[str, ...] | None, src: Source
-) -> tuple[dict[str, Any], ...] | None:
+) -> ToolSpecs | None:
     """The tool specs of a request declaring ``tools`` whose calls are ``truth``'s
-    (``None`` declares none; ``src`` draws how each schema is written)."""
+    (``None`` declares none; ``src`` draws how each schema is written). Written in
+    ``read_tool_specs``'s normal form, so no judge reads them again."""
     if tools is None:
         return None
     types: dict[str, dict[str, object]] = {name: {} for name in tools}
@@ -71,7 +74,7 @@ def tool_specs_for(
         if src.flag():
             function["description"] = f"The {name} tool."
         specs.append({"type": "function", "function": function})
-    return tuple(specs)
+    return ToolSpecs(specs)
 
 
 def _schema(kind: str, form: int) -> dict[str, Any]:

@@ -148,6 +148,7 @@ class Judge:
                 self.expectation = _with_dialects(restated, text, tools, claim, specs)
         self.timeout = timeout  # seconds per message run (tcr.time_limit); None: no limit
         self._whole: Trace | None = None
+        self._whole_detector: Detector | None = None  # the detector that ran ``whole``
         self._text_spans_only = False  # the detector's tcr_spans (read when ``whole`` runs)
         self._reference: list[Event] | None = None
 
@@ -164,6 +165,7 @@ class Judge:
             detector = self.detector()
             self._text_spans_only = getattr(detector, SPANS, None) == "text"
             self._whole = run_trace(detector, chunks, states=False, timeout=self.timeout)
+            self._whole_detector = detector
         return self._whole
 
     @property
@@ -242,9 +244,20 @@ class Judge:
         )
 
     def warm_cold(self, chunks: Sequence[str]) -> Verdict:
-        """Warm equals cold on one chunking (it judges the factory, not a trace)."""
+        """Warm equals cold on one chunking (it judges the factory, not a trace).
+
+        On the unsplit message, once ``whole`` has run, its run is the cold one."""
+        fresh_run = None
+        if self._whole is not None and tuple(chunks) == self._whole.chunks:
+            assert self._whole_detector is not None
+            fresh_run = self._whole_detector, self._whole
         return warm_cold_verdict(
-            self.factory, chunks, tools=self.tools, timeout=self.timeout, tool_specs=self.tool_specs
+            self.factory,
+            chunks,
+            tools=self.tools,
+            timeout=self.timeout,
+            tool_specs=self.tool_specs,
+            fresh_run=fresh_run,
         )
 
 

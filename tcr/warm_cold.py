@@ -38,6 +38,7 @@ def warm_cold_verdict(
     tools: Sequence[str] | None = None,
     timeout: float | None = None,
     tool_specs: Sequence[Mapping[str, Any]] | None = None,
+    fresh_run: tuple[Detector, Trace] | None = None,
 ) -> Verdict:
     """``check_warm_cold`` with the reasons for parts it could not run.
 
@@ -46,9 +47,14 @@ def warm_cold_verdict(
     A factory that fails to make the fresh or the reused detector raises
     ``FactoryError`` (``tcr.detector.loader.make_detector``). ``timeout`` limits
     each run of the message (``tcr.time_limit``); over it, a run is a finding.
+    ``fresh_run``: a fresh detector of the factory already run over ``chunks``, and
+    its trace (a judge's run of the whole message), so that it is not run again.
     """
-    fresh = make_detector(factory, tools, tool_specs=tool_specs)
-    cold = run_trace(fresh, chunks, states=False, timeout=timeout)
+    if fresh_run is None:
+        fresh = make_detector(factory, tools, tool_specs=tool_specs)
+        cold = run_trace(fresh, chunks, states=False, timeout=timeout)
+    else:
+        fresh, cold = fresh_run
     if cold.crash is not None:
         return Verdict((), (), {Check.WARM_COLD: "a fresh detector crashed (see the crash check)"})
     reference = merge_placed(place_events(cold))

@@ -164,12 +164,17 @@ HOLDBACK_BOUND: int = FULL.holdback_bound
 
 @functools.cache
 def _cached_lexicon(ids: frozenset[str]) -> Lexicon:
-    return FULL if ids == FULL.ids else _lexicon(claimed(ids))
+    dialects = claimed(ids)  # an unknown id raises, and is not cached
+    return FULL if len(dialects) == len(DIALECTS) else _lexicon(dialects)
 
 
 def lexicon(ids: Iterable[str] | None = None) -> Lexicon:
     """The tables of the claim ``ids`` (``None``: every dialect, the reference's own)."""
-    return FULL if ids is None else _cached_lexicon(frozenset(d.id for d in claimed(ids)))
+    if ids is None:
+        return FULL
+    if isinstance(ids, str):
+        claimed(ids)  # raises: a string's characters are no ids
+    return _cached_lexicon(ids if isinstance(ids, frozenset) else frozenset(ids))
 
 
 def holdback_bound(ids: Iterable[str] | None = None) -> int:
