@@ -44,9 +44,7 @@ def json_type(value: object) -> str:
     return "null"
 
 
-def tool_specs_for(
-    truth: Truth, tools: tuple[str, ...] | None, src: Source
-) -> ToolSpecs | None:
+def tool_specs_for(truth: Truth, tools: tuple[str, ...] | None, src: Source) -> ToolSpecs | None:
     """The tool specs of a request declaring ``tools`` whose calls are ``truth``'s
     (``None`` declares none; ``src`` draws how each schema is written). Written in
     ``read_tool_specs``'s normal form, so no judge reads them again."""
