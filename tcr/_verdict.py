@@ -12,6 +12,7 @@ public names are re-exported by ``tcr.oracle``.
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from tcr.detector.events import Event, Reasoning, Rejected, Text, ToolCall
@@ -181,7 +182,7 @@ def _same(a: Event, b: Event) -> bool:
 
 
 def first_difference(
-    trace: Trace, mine: list[Placed], reference: list[Placed], check: Check, other: str
+    trace: Trace, mine: Sequence[Placed], reference: Sequence[Placed], check: Check, other: str
 ) -> Violation | None:
     """The first event where ``mine`` and ``reference`` differ, as a violation."""
     for index in range(max(len(mine), len(reference))):
@@ -207,7 +208,7 @@ def first_difference(
     return None
 
 
-def _after(placed: list[Placed], index: int) -> Event | None:
+def _after(placed: Sequence[Placed], index: int) -> Event | None:
     return placed[index + 1].event if index + 1 < len(placed) else None
 
 

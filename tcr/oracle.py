@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_right
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -49,7 +49,7 @@ from tcr.errors import TcrError
 from tcr.expectation import Expectation, ExpectedCall
 from tcr.signature import TIMEOUT, dialect_at, marker_dialect, opening_dialect
 from tcr.tool_specs import NOT_WELL_FORMED, same_json, schema_type, value_agrees, well_formed
-from tcr.trace import Placed, Trace, merge_placed, place_events
+from tcr.trace import Placed, Trace
 from tcr.warm_cold import check_warm_cold, warm_cold_verdict
 
 __all__ = [
@@ -176,11 +176,13 @@ def _what_broke(text: str, at: int, received: int, rest: str) -> tuple[str, str]
 
 def chunk_invariance(trace: Trace, whole: Trace) -> list[Violation]:
     """Events (adjacent Text merged) equal those of the ``whole`` chunking."""
-    mine, reference = merge_placed(place_events(trace)), merge_placed(place_events(whole))
+    mine, reference = trace.merged(), whole.merged()
     return _invariance(trace, mine, reference)
 
 
-def _invariance(trace: Trace, mine: list[Placed], reference: list[Placed]) -> list[Violation]:
+def _invariance(
+    trace: Trace, mine: Sequence[Placed], reference: Sequence[Placed]
+) -> list[Violation]:
     found = first_difference(trace, mine, reference, Check.INVARIANCE, "the whole run")
     if found is None:
         return []
@@ -197,12 +199,12 @@ def no_leak(trace: Trace, leak: re.Pattern[str] = _LEAK) -> list[Violation]:
 
     ``leak``: the markers looked for (a claim's ``lexicon(ids).opener_re``).
     """
-    return _no_leak(trace, merge_placed(place_events(trace)), leak)
+    return _no_leak(trace, trace.merged(), leak)
 
 
 def _no_leak(
     trace: Trace,
-    merged: list[Placed],
+    merged: Sequence[Placed],
     leak: re.Pattern[str],
     shown_anyway: Callable[[], Mapping[str, int]] | None = None,
 ) -> list[Violation]:
@@ -372,7 +374,7 @@ def expected(
     """
     expect = Expectation.of(expectation)
     assert expect is not None
-    placed = place_events(trace)
+    placed = trace.placed()
     found: list[Violation] = []
     if expect.text is not None:
         found += _expected_text(trace, placed, expect.text)
@@ -384,7 +386,7 @@ def expected(
     return found
 
 
-def _expected_reasoning(trace: Trace, placed: list[Placed], want: str) -> list[Violation]:
+def _expected_reasoning(trace: Trace, placed: Sequence[Placed], want: str) -> list[Violation]:
     thoughts = [p for p in placed if isinstance(p.event, Reasoning)]
     got = "".join(p.event.text for p in thoughts)  # type: ignore[union-attr]
     if got == want:
@@ -409,7 +411,7 @@ def _text_kind(got: str, want: str, at: int) -> str:
     return "Text differs"
 
 
-def _expected_text(trace: Trace, placed: list[Placed], want: str) -> list[Violation]:
+def _expected_text(trace: Trace, placed: Sequence[Placed], want: str) -> list[Violation]:
     got = trace.shown
     if got == want:
         return []
@@ -442,7 +444,7 @@ def _expected_text(trace: Trace, placed: list[Placed], want: str) -> list[Violat
 
 def _expected_calls(
     trace: Trace,
-    placed: list[Placed],
+    placed: Sequence[Placed],
     want: tuple[ExpectedCall, ...],
     whole_calls: list[ToolCall],
     schemas: Schemas | None = None,
@@ -609,7 +611,7 @@ def check_trace(
     if unknown:
         raise TcrError(f"unknown checks {unknown}; known: {', '.join(CHECKS)}")
     expect = Expectation.of(expectation)
-    merged = merge_placed(place_events(trace))  # shared by invariance and no_leak
+    merged = trace.merged()  # shared by invariance and no_leak
     raw_known = trace.has_raw, whole is not None and whole.has_raw  # one pass each
     ran: list[Check] = []
     skipped: dict[str, str] = {}
@@ -629,7 +631,7 @@ def check_trace(
                     "conservation failed, so emitted length is no input position"
                 )
         elif check is Check.INVARIANCE and whole is not None:
-            found += _invariance(trace, merged, merge_placed(place_events(whole)))
+            found += _invariance(trace, merged, whole.merged())
         elif check is Check.NO_LEAK and leak is not None:
             found += _no_leak(trace, merged, leak, shown_anyway)
         elif check is Check.HOLDBACK and whole is not None:
@@ -651,7 +653,7 @@ def _named_by(whole: Trace, found: list[Violation]) -> list[Violation]:
     """
     blocks = [
         (p.start, p.start + len(p.event.raw or ""), fmt)
-        for p in place_events(whole)
+        for p in whole.placed()
         if p.start is not None and (fmt := event_dialect(p.event))
     ]
     if not blocks:

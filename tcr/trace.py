@@ -17,7 +17,7 @@ from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from contextlib import closing, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any, cast, overload
 
@@ -185,6 +185,24 @@ class Trace:
     chunks: tuple[str, ...]
     steps: Sequence[Step]  # a tuple, or PackedSteps
     crash: Crash | None
+    # ``placed()`` and ``merged()``, made once: the checks of a run, and of every run
+    # compared with it, read them
+    _placed: tuple[Placed, ...] | None = field(default=None, init=False, repr=False, compare=False)
+    _merged: tuple[Placed, ...] | None = field(default=None, init=False, repr=False, compare=False)
+
+    def placed(self) -> tuple[Placed, ...]:
+        """``place_events(self)``, made once."""
+        if self._placed is None:
+            object.__setattr__(self, "_placed", tuple(place_events(self)))
+        assert self._placed is not None
+        return self._placed
+
+    def merged(self) -> tuple[Placed, ...]:
+        """``merge_placed(place_events(self))``, made once."""
+        if self._merged is None:
+            object.__setattr__(self, "_merged", tuple(merge_placed(self.placed())))
+        assert self._merged is not None
+        return self._merged
 
     @property
     def events(self) -> tuple[Event, ...]:

@@ -19,7 +19,7 @@ from tcr.detector.formats import FORMATS
 from tcr.detector.loader import Factory, accepts_keyword, make_detector
 from tcr.errors import FactoryError
 from tcr.time_limit import message_time_limit
-from tcr.trace import Placed, Trace, describe_error, merge_placed, place_events, run_trace
+from tcr.trace import Placed, Trace, describe_error, run_trace
 
 __all__ = ["Factory", "check_warm_cold", "warm_cold_verdict"]
 
@@ -57,7 +57,7 @@ def warm_cold_verdict(
         fresh, cold = fresh_run
     if cold.crash is not None:
         return Verdict((), (), {Check.WARM_COLD: "a fresh detector crashed (see the crash check)"})
-    reference = merge_placed(place_events(cold))
+    reference = cold.merged()
     found: list[Violation] = []
     skipped: dict[str, str] = {}
 
@@ -88,7 +88,7 @@ def _reset_part(
     reused: Detector,
     reset: Callable[[], object],
     cold: Trace,
-    reference: list[Placed],
+    reference: Sequence[Placed],
     timeout: float | None,
 ) -> list[Violation]:
     # finish() already empties a correct detector's buffers, so only a message cut
@@ -124,7 +124,7 @@ def _seed_part(
     tool_specs: Sequence[Mapping[str, Any]] | None,
     learned: object,
     cold: Trace,
-    reference: list[Placed],
+    reference: Sequence[Placed],
     timeout: float | None,
 ) -> list[Violation]:
     label = f"a detector seeded with format={learned!r}"
@@ -137,7 +137,7 @@ def _seed_part(
     return _compare(warm, reference, label, "seeded")
 
 
-def _compare(warm: Trace, reference: list[Placed], label: str, part: str) -> list[Violation]:
+def _compare(warm: Trace, reference: Sequence[Placed], label: str, part: str) -> list[Violation]:
     """The first difference from the fresh run; its kind says which part (reused, seeded)."""
     if warm.crash is not None:
         message = f"{label} raised {warm.crash.error} (a fresh one does not)"
@@ -147,7 +147,7 @@ def _compare(warm: Trace, reference: list[Placed], label: str, part: str) -> lis
                 Check.WARM_COLD, message, warm.input, warm.crash.index, warm.crash.offset, kind=kind
             )
         ]
-    mine = merge_placed(place_events(warm))
+    mine = warm.merged()
     found = first_difference(warm, mine, reference, Check.WARM_COLD, "a fresh detector")
     if found is None:
         return []
