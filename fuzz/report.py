@@ -48,16 +48,18 @@ def render(report: FuzzReport, console: Console) -> None:
     if report.max_examples is not None:
         limits.append(f"at most {_plural(report.max_examples, 'example')}")
     limits += _scale_out(report)
+    mutating = f"mutating {_plural(report.recordings, 'recording')}"
+    if report.skipped:  # on the same line: a recording left out is no news in every run
+        mutating += f" [dim](not: {escape('; '.join(report.skipped))})[/]"
     console.print(
         f"[bold]tcr fuzz[/] {escape(report.detector)}, seed {report.seed}, {', '.join(limits)}; "
-        f"mutating {_plural(report.recordings, 'recording')}",
+        f"{mutating}",
         highlight=False,
+        soft_wrap=True,
     )
     if report.claim != EVERYTHING:
         claim = escape(str(report.claim))
         console.print(f"  claim: {claim} (other dialects' markup is text)", highlight=False)
-    for line in report.skipped:
-        console.print(f"  [dim]not mutated: {escape(line)}[/]", highlight=False)
     rate = f"{report.examples_per_second:,.0f} examples/s"
     console.print(
         f"{_plural(report.examples, 'example')} ({report.generated:,} generated, "
@@ -113,7 +115,7 @@ def _render_finding(finding: Finding, console: Console) -> None:
         highlight=False,
     )
     console.print(f"  {escape(v.message)}", highlight=False)
-    where = f"chunk {v.chunk}" + (f", offset {v.offset}" if v.offset is not None else "")
+    where = v.where
     console.print(f"  at {where}: {escape(v.excerpt)}", highlight=False)
     for other in finding.violations[1:]:
         console.print(f"  also {escape(str(other))}", highlight=False)
@@ -199,7 +201,7 @@ def sarif_results(report: FuzzReport) -> list[sarif.Result]:
 def _sarif_result(report: FuzzReport, finding: Finding) -> sarif.Result:
     case, v = finding.case, finding.violation
     kind = "mutated" if case.origin.startswith("mutated") else "generated"
-    where = f" (chunk {v.chunk}, offset {v.offset}: {v.excerpt})" if v.excerpt else ""
+    where = f" ({v.where}: {v.excerpt})" if v.excerpt else ""
     message = (
         f"{v.check} fails on a {kind} case that tcr fuzz found after "
         f"{_plural(finding.found_after, 'example')} (seed {report.seed}): {v.message}{where}. "

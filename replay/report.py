@@ -233,7 +233,7 @@ def _render_group(console: Console, group: FindingGroup) -> None:
     _render_failure(console, outcome, failure)
     others: dict[str, list[str]] = {}
     for o, _ in group.failures[1:]:
-        others.setdefault(o.path, []).append(o.strategy)
+        others.setdefault(short_path(o.path), []).append(o.strategy)
     lines = [f"{path} under {', '.join(s)}" for path, s in others.items()]
     if lines:
         more = len(lines) - ALSO_SHOWN
@@ -248,11 +248,12 @@ def _render_failure(console: Console, outcome: Outcome, failure: Failure) -> Non
     if failure.label != outcome.strategy:
         under += f" ({failure.label})"
     console.print(
-        f"[bold red]{v.check}[/] in {escape(outcome.path)} under {escape(under)}: "
-        f"{escape(v.message)}"
+        f"[bold red]{v.check}[/] in {escape(short_path(outcome.path))} under {escape(under)}: "
+        f"{escape(v.message)}",
+        soft_wrap=True,
     )
     if v.excerpt:
-        where = f"chunk {v.chunk}, offset {v.offset}"
+        where = v.where
         console.print(f"  at {where}: {escape(v.excerpt)}", highlight=False)
     if v.check is Check.COST:  # a probe message, not a recording: nothing to shrink
         console.print("  reproduce with:")
@@ -340,7 +341,7 @@ def _failure_result(outcome: Outcome, failure: Failure, path: str | None) -> sar
     under = outcome.strategy
     if failure.label != outcome.strategy:
         under += f" ({failure.label})"
-    where = f" (chunk {v.chunk}, offset {v.offset}: {v.excerpt})" if v.excerpt else ""
+    where = f" ({v.where}: {v.excerpt})" if v.excerpt else ""
     message = (
         f"{v.check} fails on {outcome.path} under {under}: {v.message}{where}. Shrunk from "
         f"{failure.original_splits} to {len(failure.splits)} split points; reproduce with: "

@@ -323,10 +323,8 @@ def _verdict_text(verdict: Verdict) -> RichText:
         out.append(f"FAIL: {len(violations)} violation{'s' * (len(violations) != 1)}", "bold red")
     out.append(f"  (checks run: {', '.join(verdict.ran) or 'none'})", style="dim")
     for found in violations:
-        chunk = "?" if found.chunk is None else found.chunk
-        offset = "?" if found.offset is None else found.offset
         out.append(f"\n✗ {found.check}", style="bold red")
-        out.append(f" at chunk {chunk}, offset {offset}: {found.message}")
+        out.append(f" at {found.where}: {found.message}")
         if found.excerpt:
             out.append(f"\n    {found.excerpt}", style="cyan")
     for check, why in verdict.skipped.items():

@@ -53,7 +53,7 @@ def sarif_results(summary: ShowSummary, *, command: str | None = None) -> list[s
     reproduce = f" Reproduce with: {command}" if command else ""
     results = []
     for v in summary.verdict.violations:
-        where = f" (chunk {v.chunk}, offset {v.offset}: {v.excerpt})" if v.excerpt else ""
+        where = f" ({v.where}: {v.excerpt})" if v.excerpt else ""
         results.append(
             sarif.Result(
                 v.check,

@@ -89,10 +89,15 @@ class Violation:
     kind: str = ""
     dialect: str = ""
 
+    @property
+    def where(self) -> str:
+        """``chunk 2, offset 40``; either part left out when it is not known."""
+        parts = [f"chunk {self.chunk}"] if self.chunk is not None else []
+        parts += [f"offset {self.offset}"] if self.offset is not None else []
+        return ", ".join(parts) or "somewhere in the message"
+
     def __str__(self) -> str:
-        where = f"chunk {self.chunk}" if self.chunk is not None else "chunk ?"
-        where += f", offset {self.offset}" if self.offset is not None else ""
-        return f"{self.check} at {where}: {self.message}  [{self.excerpt}]"
+        return f"{self.check} at {self.where}: {self.message}  [{self.excerpt}]"
 
 
 @dataclass(frozen=True, slots=True)

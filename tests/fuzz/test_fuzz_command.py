@@ -42,6 +42,16 @@ def test_reference_detector_passes_with_exit_code_0() -> None:
     assert "300 examples" in out and "no violation" in out
 
 
+def test_a_passing_run_is_four_lines_and_names_what_it_left_out_in_its_first() -> None:
+    # The bundled policy_13 recording is too long to mutate: said in the header, every run.
+    code, out = invoke("--max-examples", "50", "--seed", "0", "--corpus", REGRESSIONS)
+    assert code == 0, out
+    lines = out.splitlines()
+    assert len(lines) == 4, out  # header, counts, cost, verdict
+    assert "(not: " in lines[0] and "policy_13_block_too_long.msgpack" in lines[0]
+    assert lines[-1] == "no violation"
+
+
 @pytest.mark.slow
 def test_violation_exits_1_and_prints_the_case_and_how_to_reproduce_it(tmp_path: Path) -> None:
     spec = "tcr.detector.broken:per_chunk_markers"

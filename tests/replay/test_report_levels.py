@@ -165,3 +165,15 @@ def test_bad_input_is_one_line_and_exit_2_with_no_report(corpus: Path) -> None:
     assert result.exit_code == EXIT_ERROR
     assert result.stdout == ""
     assert result.stderr.startswith("tcr replay: ") and result.stderr.count("\n") == 1
+
+
+def test_a_violation_without_an_offset_says_where_it_is_without_none() -> None:
+    # A call lost to a merge is missing from the whole message: the expected check knows
+    # its chunk, not its offset.
+    regression = ROOT / "regressions" / "two_calls_one_chunk.msgpack"
+    merges = "tcr.detector.broken:merges_calls_in_one_chunk"
+    code, lines = tcr(str(regression), "--detector", merges)
+    assert code == EXIT_VIOLATION
+    located = [line for line in lines if line.lstrip().startswith("at chunk")]
+    assert located and any("offset" not in line for line in located)
+    assert not any("offset None" in line or "chunk None" in line for line in lines)
