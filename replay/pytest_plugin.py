@@ -129,6 +129,7 @@ def pytest_collection_modifyitems(
         return
     from tcr.corpus import iter_recordings
     from tcr.errors import TcrError
+    from tcr.replay.report import short_path
 
     try:
         paths = list(iter_recordings(corpus))
@@ -136,10 +137,13 @@ def pytest_collection_modifyitems(
         raise pytest.UsageError(str(error)) from None
     strategies = config.getoption("tcr_rechunk") or list(DEFAULT_STRATEGIES)
     for path in paths:
+        # ``recorded/tools_tag[char]``: the recording as the replay report shows it, no suffix
+        shown = short_path(str(path)).removesuffix(".msgpack")
         for strategy in strategies:
+            name = f"{shown}[{strategy}]"
             items.append(
                 ReplayItem.from_parent(
-                    session, name=f"tcr[{path.name}-{strategy}]", path=path, strategy=strategy
+                    session, name=name, nodeid=name, path=path, strategy=strategy
                 )
             )
 

@@ -12,11 +12,29 @@ SPLIT = ROOT / "regressions" / "split_marker_llama_server.msgpack"
 
 
 def test_each_recording_and_strategy_is_a_passing_item(pytester: pytest.Pytester) -> None:
+    # Ids as the replay report shows recordings (a bundled one under its corpus folder),
+    # relative to the root directory (here the working directory, as in a project's root).
     result = pytester.runpytest_subprocess(
-        "--tcr-corpus", str(SPLIT), "--tcr-rechunk", "original", "--tcr-rechunk", "char", "-v"
-    )
+        "--tcr-corpus", str(SPLIT), "--tcr-rechunk", "original", "--tcr-rechunk", "char", "-v",
+        "--rootdir", str(pytester.path),
+    )  # fmt: skip
     result.assert_outcomes(passed=2)
-    result.stdout.fnmatch_lines(["*tcr*split_marker_llama_server.msgpack-original*PASSED*"])
+    result.stdout.fnmatch_lines(
+        [
+            "regressions/split_marker_llama_server[[]original[]] PASSED*",
+            "regressions/split_marker_llama_server[[]char[]] PASSED*",
+        ]
+    )
+
+
+def test_a_recording_of_the_project_is_named_by_its_path_without_suffix(
+    pytester: pytest.Pytester,
+) -> None:
+    (pytester.path / "corpus").mkdir()
+    (pytester.path / "corpus" / "mine.msgpack").write_bytes(SPLIT.read_bytes())
+    result = pytester.runpytest_subprocess("--tcr-corpus", "corpus", "--tcr-rechunk", "whole", "-v")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["corpus/mine[[]whole[]] PASSED*"])
 
 
 def test_a_broken_detector_fails_with_the_reproducer(pytester: pytest.Pytester) -> None:
