@@ -122,10 +122,19 @@ class ReplayServer(AsyncService):
         self.on_served = on_served
         self.sleep = sleep
         self._aiohttp_log = _one_line_logger(on_bad_request)
+        # Each recording's name is its file stem (its folder and stem when two share one):
+        # what /v1/models lists and the answer's header says.
+        stems = [path.stem for path, _ in recordings]
+        self.names: list[str] = []  # each recording's, in order
+        self._name_of: dict[int, str] = {}  # a recording object's name (two may share an id)
         self._by_name: dict[str, Recording] = {}
         for path, recording in recordings:
-            self._by_name.setdefault(path.name, recording)
-            self._by_name.setdefault(path.stem, recording)
+            shared = stems.count(path.stem) > 1
+            name = f"{path.parent.name}/{path.stem}" if shared else path.stem
+            self.names.append(name)
+            self._name_of[id(recording)] = name
+            for alias in (name, path.name, path.stem):
+                self._by_name.setdefault(alias, recording)
         self._by_id = {recording.id: recording for recording in self.recordings}
         self._turns: dict[str, int] = {}  # requests answered so far, per recording
         self._next = 0  # the recording "in turn"
@@ -180,6 +189,8 @@ class ReplayServer(AsyncService):
         model = body.get("model")
         if isinstance(model, str) and model in self._by_id:
             return self._by_id[model], "model"
+        if isinstance(model, str) and model in self._by_name:
+            return self._by_name[model], "model"
         recording = self.recordings[self._next % len(self.recordings)]
         self._next += 1
         return recording, "turn"
@@ -197,7 +208,8 @@ class ReplayServer(AsyncService):
             try:
                 recording, chosen_by = self.choose(body, request.headers)
             except KeyError as missing:
-                return self._error(request, 404, f"{HEADER}: no recording {missing.args[0]!r}")
+                message = f"{HEADER}: no recording {missing.args[0]!r}; {self._known()}"
+                return self._error(request, 404, message)
             turn = self._turns.get(recording.id, 0)
             self._turns[recording.id] = turn + 1
             play = partial(
@@ -212,9 +224,10 @@ class ReplayServer(AsyncService):
             try:  # in a thread: re-chunking a large recording must not stall other clients
                 played = await asyncio.get_running_loop().run_in_executor(None, play)
             except TcrError as error:
-                return self._error(request, 500, str(error), recording=recording.id)
-            self._log(request, played.status, recording.id, played.chunking, chosen_by)
-            return await self._send(request, recording.id, played)
+                return self._error(request, 500, str(error), recording=self._name_of[id(recording)])
+            name = self._name_of[id(recording)]
+            self._log(request, played.status, name, played.chunking, chosen_by)
+            return await self._send(request, name, played)
 
         return answer
 
@@ -249,10 +262,15 @@ class ReplayServer(AsyncService):
 
     async def _models(self, request: web.Request) -> web.Response:
         data = [
-            {"id": r.id, "object": "model", "created": 0, "owned_by": "tcr"}
-            for r in self.recordings
+            {"id": name, "object": "model", "created": 0, "owned_by": "tcr"} for name in self.names
         ]
         return web.json_response({"object": "list", "data": data})
+
+    def _known(self, shown: int = 20) -> str:
+        """The names a request may ask for, the first ``shown`` of them."""
+        names = self.names
+        more = f" and {len(names) - shown} more" if len(names) > shown else ""
+        return f"known: {', '.join(names[:shown])}{more}"
 
     async def _health(self, request: web.Request) -> web.Response:
         return web.json_response({"status": "ok"})

@@ -21,10 +21,11 @@ if TYPE_CHECKING:
 _STRATEGIES = textwrap.fill(f"Strategies: {STRATEGY_FORMS}.", 80)
 EPILOG = f"""\b
 Endpoints: POST /v1/chat/completions (OpenAI chat completions, streamed or not),
-POST /completion (llama.cpp), GET /v1/models (the recordings' ids), GET /health.
-A request gets the recording named by its X-Tcr-Recording header (id or file
-name), else the one whose id is its "model", else the next one in turn. The
-answer's X-Tcr-Recording and X-Tcr-Chunking headers say which recording and
+POST /completion (llama.cpp), GET /v1/models (the recordings' names: file stems,
+with their folder when two share one), GET /health. A request gets the
+recording named by its X-Tcr-Recording header (name, file name or id), else
+the one its "model" names, else the next one in turn. The answer's
+X-Tcr-Recording (its name) and X-Tcr-Chunking headers say which recording and
 which chunking it was, as tcr replay names it (the n-th request for a
 recording gets the n-th: random:8#n, exhaustive@k).
 --rechunk original sends the recorded bytes as they were read; a content

@@ -287,31 +287,56 @@ def _served(server: ReplayServer, body: dict[str, Any], **headers: str) -> tuple
         return response.headers["X-Tcr-Recording"], response.headers["X-Tcr-Chunking"]
 
 
-def test_a_header_names_the_recording_by_id_or_file_name(three: ReplayServer) -> None:
-    ident = three.recordings[2].id
-    assert _served(three, {"stream": True}, **{"X-Tcr-Recording": ident})[0] == ident
-    file_name = Path(ident).name + ".msgpack"
-    assert _served(three, {"stream": True}, **{"X-Tcr-Recording": file_name})[0] == ident
+def _names(server: ReplayServer) -> list[str]:
+    return server.names
 
 
-def test_a_model_equal_to_a_recording_id_chooses_it(three: ReplayServer) -> None:
-    ident = three.recordings[1].id
-    assert _served(three, {"model": ident, "stream": True})[0] == ident
+def test_recordings_are_named_by_their_file_stem(three: ReplayServer) -> None:
+    paths = sorted((ROOT / "regressions").glob("format_*.msgpack"))[:3]
+    assert _names(three) == [path.stem for path in paths]
+
+
+def test_a_header_names_the_recording_by_name_file_name_or_id(three: ReplayServer) -> None:
+    name = _names(three)[2]
+    for asked in (name, name + ".msgpack", three.recordings[2].id):
+        assert _served(three, {"stream": True}, **{"X-Tcr-Recording": asked})[0] == name
+
+
+def test_a_model_equal_to_a_recording_name_or_id_chooses_it(three: ReplayServer) -> None:
+    name = _names(three)[1]
+    assert _served(three, {"model": name, "stream": True})[0] == name
+    assert _served(three, {"model": three.recordings[1].id, "stream": True})[0] == name
 
 
 def test_otherwise_recordings_answer_in_turn(three: ReplayServer) -> None:
     got = [_served(three, {"model": "gpt-4o", "stream": True}) for _ in range(4)]
-    ids = [r.id for r in three.recordings]
-    assert [ident for ident, _ in got] == [*ids, ids[0]]
+    names = _names(three)
+    assert [name for name, _ in got] == [*names, names[0]]
     assert [chunking for _, chunking in got] == ["random:8#0"] * 3 + ["random:8#1"]
     assert [s.chosen_by for s in three.served] == ["turn"] * 4  # type: ignore[attr-defined]
 
 
-def test_an_unknown_recording_is_a_404_naming_it(three: ReplayServer) -> None:
+def test_an_unknown_recording_is_a_404_naming_it_and_the_known_ones(three: ReplayServer) -> None:
     with pytest.raises(urllib.error.HTTPError) as error:
         _post(three.url + "/v1/chat/completions", {}, {"X-Tcr-Recording": "nope"})
     assert error.value.code == 404
-    assert "no recording 'nope'" in json.loads(error.value.read())["error"]["message"]
+    message = json.loads(error.value.read())["error"]["message"]
+    assert f"no recording 'nope'; known: {', '.join(_names(three))}" in message
+
+
+def test_a_recorded_file_is_named_by_its_stem_not_its_id(tmp_path: Path) -> None:
+    # Recordings made by tcr record have opaque ids; two stems alike take their folders.
+    source = ROOT / "recorded"
+    recorded = sorted(source.glob("*.msgpack"))[0]
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / recorded.name).write_bytes(recorded.read_bytes())
+    paths = [tmp_path / "a" / recorded.name, tmp_path / "b" / recorded.name]
+    with running_server(_loaded(*paths), speed=0) as server:
+        assert _names(server) == [f"a/{recorded.stem}", f"b/{recorded.stem}"]
+        assert server.recordings[0].id != recorded.stem
+        client = openai.OpenAI(base_url=server.url + "/v1", api_key="unused", max_retries=0)
+        assert [m.id for m in client.models.list()] == _names(server)
 
 
 def test_a_body_that_is_not_json_is_a_400(three: ReplayServer) -> None:
@@ -323,7 +348,7 @@ def test_a_body_that_is_not_json_is_a_400(three: ReplayServer) -> None:
 
 def test_models_lists_the_recordings(three: ReplayServer) -> None:
     client = openai.OpenAI(base_url=three.url + "/v1", api_key="unused", max_retries=0)
-    assert [m.id for m in client.models.list()] == [r.id for r in three.recordings]
+    assert [m.id for m in client.models.list()] == _names(three)
     with urllib.request.urlopen(three.url + "/health", timeout=30) as response:
         assert json.load(response) == {"status": "ok"}
 
