@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -26,7 +27,8 @@ r next rechunking, / search, d diff, b breakpoint, c continue, ? help, q quit.
 
 \b
 Exit status: 0 when quit; 2 bad input (unreadable file, body that does not
-decode, bad strategy, detector that cannot be loaded or whose factory raises).
+decode, bad strategy, detector that cannot be loaded or whose factory raises)
+or no terminal to draw on (tcr show FILE prints the same steps as text).
 
 \b
 Examples:
@@ -86,4 +88,12 @@ def tui(
         )
     except TcrError as error:
         fail("tui", error)
+    if not _on_a_terminal():
+        message = "stdout is not a terminal; tcr show FILE prints the same steps as text"
+        fail("tui", TcrError(message))
     app.run()
+
+
+def _on_a_terminal() -> bool:
+    """Whether the debugger has a terminal to draw on (stdin and stdout both are one)."""
+    return sys.stdout.isatty() and sys.stdin.isatty()

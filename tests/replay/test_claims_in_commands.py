@@ -59,6 +59,7 @@ def test_tui_steps_the_restricted_reference_against_its_claim(
 ) -> None:
     apps: list[DebuggerApp] = []
     monkeypatch.setattr(DebuggerApp, "run", lambda self, **_: apps.append(self))
+    monkeypatch.setattr("tcr.commands.tui._on_a_terminal", lambda: True)
     code, output = invoke("tui", str(BRACKET), "--dialect", "hermes")
     assert code == EXIT_OK, output
     session = apps[0].session

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,7 @@ def started(monkeypatch: pytest.MonkeyPatch) -> list[DebuggerApp]:
     """The apps the command would have run (not run: there is no terminal here)."""
     apps: list[DebuggerApp] = []
     monkeypatch.setattr(DebuggerApp, "run", lambda self, **_: apps.append(self))
+    monkeypatch.setattr("tcr.commands.tui._on_a_terminal", lambda: True)
     return apps
 
 
@@ -73,3 +76,25 @@ def test_a_corrupt_recording_is_bad_input(tmp_path: Path, started: list[Debugger
     path.write_bytes(b"\xc1 not msgpack")
     result = CliRunner().invoke(tui, [str(path)])
     assert result.exit_code == 2 and "junk.msgpack" in result.output
+
+
+def _piped(*args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-c", "from tcr.cli import main; main()", "tui", *args]
+    return subprocess.run(
+        command, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60
+    )
+
+
+def test_with_no_terminal_it_refuses_in_one_line_and_exit_code_2() -> None:
+    done = _piped(str(SPLIT_MARKER))
+    assert done.returncode == 2
+    assert done.stdout == ""  # no escape codes
+    assert done.stderr == (
+        "tcr tui: stdout is not a terminal; tcr show FILE prints the same steps as text\n"
+    )
+
+
+def test_bad_input_is_named_before_the_missing_terminal() -> None:
+    done = _piped("missing.msgpack")
+    assert done.returncode == 2
+    assert "missing.msgpack" in done.stderr and "terminal" not in done.stderr
