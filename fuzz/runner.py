@@ -242,6 +242,12 @@ class _Plan:
     timeout: float | None = None  # seconds per message run: see tcr.time_limit
     exitfirst: bool = False  # stop at the first finding
     max_findings: int | None = None  # stop after this many distinct findings
+    writing: tuple[str, ...] | None = None  # blocks written in these claimed dialects only
+
+    @property
+    def repertoire(self) -> Repertoire:
+        whole = Repertoire.of(self.claim)
+        return whole if self.writing is None else whole.writing(self.writing)
 
 
 def run(
@@ -262,6 +268,7 @@ def run(
     timeout: float | None = None,
     exitfirst: bool = False,
     max_findings: int | None = None,
+    writing: Collection[str] | None = None,
 ) -> FuzzReport:
     """Fuzz a detector with generated messages and mutated recordings; every distinct finding.
 
@@ -282,7 +289,9 @@ def run(
     the whole search, so the n shards together run it exactly once). ``jobs`` > 1
     spreads the search over that many processes: the counts are summed, the
     budget is the wall time of the run, findings are merged by coarse key and
-    (``exitfirst``) the first finding stops every worker; as with
+    (``exitfirst``) the first finding stops every worker. ``writing``: the claimed
+    dialects generated blocks are written in (default: every claimed one; the
+    detector is still judged against its whole claim). As with
     ``tcr.replay.run``, the workers are fresh processes that import the detector
     factory by name. ``timeout``: seconds one run of one message may take in an
     in-process detector (None: no limit). Raises ``TcrError`` for unusable
@@ -310,13 +319,14 @@ def run(
         timeout=check_timeout(timeout),
         exitfirst=exitfirst,
         max_findings=1 if exitfirst else max_findings,
+        writing=_writing(writing, plan.claim),
     )
     report = FuzzReport(
         plan.spec,
         seed,
         budget_s,
         max_examples,
-        Repertoire.of(plan.claim).blocks,
+        plan.repertoire.blocks,
         skipped=skipped,
         shard=shard,
         jobs=jobs,
@@ -345,6 +355,20 @@ def run(
     except FactoryFailed as error:
         raise TcrError(str(error)) from None  # it names the factory
     return report
+
+
+def _writing(writing: Collection[str] | None, claim: Claim) -> tuple[str, ...] | None:
+    """``writing`` checked against the claim: claimed dialect ids, at least one."""
+    if writing is None:
+        return None
+    if isinstance(writing, str):
+        raise TcrError(f"writing: a collection of dialect ids, not the string {writing!r}")
+    claimed = Repertoire.of(claim).blocks
+    unclaimed = sorted(set(writing) - set(claimed))
+    if unclaimed or not writing:
+        why = f"{', '.join(unclaimed)} not claimed" if unclaimed else "no dialect named"
+        raise TcrError(f"writing: {why}; the claim writes {', '.join(claimed)}")
+    return tuple(d for d in claimed if d in writing)
 
 
 def _search(
@@ -481,7 +505,7 @@ def _run_batches(
             if mutating:
                 search.decode = partial(_mutated_case, plan.seeds)
             else:
-                search.decode = partial(_generated_case, Repertoire.of(plan.claim))
+                search.decode = partial(_generated_case, plan.repertoire)
             _run_batch(
                 MUTATED_BYTES if mutating else GENERATED_BYTES,
                 search,

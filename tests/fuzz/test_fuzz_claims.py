@@ -16,6 +16,7 @@ from tcr.corpora import ROOT
 from tcr.detector.core import StreamDetector
 from tcr.detector.events import ToolCall
 from tcr.dialects import DIALECTS
+from tcr.errors import TcrError
 from tcr.expectation import expectation_of
 from tcr.fuzz import Message, Truth, messages, run
 from tcr.fuzz.repertoire import Repertoire
@@ -199,3 +200,36 @@ def test_jobs_judge_against_the_same_claim(tmp_path: Path) -> None:
     assert finding is not None and "[TOOL_CALLS" in finding.case.text
     survivor = run(dialects=["hermes"], max_examples=600, seed=1, save=None, jobs=2)
     assert survivor.finding is None and survivor.examples == 600
+
+
+def test_writing_one_claimed_dialect_generates_its_blocks_only() -> None:
+    # What `tcr matrix` runs per cell: judged against the whole claim, written in one row.
+    claim = Claim(frozenset({"hermes", "qwen3_coder"}))
+    seen: list[str] = []
+
+    class Recorder(StreamDetector):
+        def feed(self, chunk: str) -> list[object]:  # type: ignore[override]
+            seen.append(chunk)
+            return super().feed(chunk)  # type: ignore[return-value]
+
+    def factory(tools: object = None) -> Recorder:
+        return Recorder(tools, dialects=sorted(claim.dialects or ()))
+
+    report = run(
+        detector=factory, claim=claim, writing=["qwen3_coder"], max_examples=400, corpus=[],
+        save=None,
+    )  # fmt: skip
+    assert report.formats == ("qwen3_coder",) and not report.findings
+    formats = {
+        e.format
+        for text in seen
+        for e in StreamDetector(dialects=["hermes", "qwen3_coder"]).feed(text)
+        if isinstance(e, ToolCall)
+    }
+    assert formats <= {"qwen3_coder"} and "qwen3_coder" in formats
+
+
+@pytest.mark.parametrize("writing", [["hermes", "glm45"], [], "hermes"])
+def test_writing_names_claimed_dialects(writing: object) -> None:
+    with pytest.raises(TcrError, match=r"^writing: "):
+        run(claim=HERMES, writing=writing, max_examples=1, corpus=[], save=None)  # type: ignore[arg-type]
