@@ -97,18 +97,13 @@ class StreamDetector:
         self._lex = lexicon(dialects)
         # The claim, ``None`` for all; a factory's claim attribute (DESIGN §5).
         self.dialects: frozenset[str] | None = None if dialects is None else self._lex.ids
-        self._empty_tools = empty_tools
+        self.tcr_claim = claims.Claim(self.dialects, empty_tools)  # what tcr judges it against
         if empty_tools == "text" and self.tools == frozenset():
             self._lex = NOTHING  # no tools offered: no tool parser runs
         self.holdback_bound = self._lex.holdback_bound
         self.reset()
 
     # -- public API -------------------------------------------------------
-
-    @property
-    def tcr_claim(self) -> claims.Claim:
-        """What tcr judges it against (DESIGN §5): its dialects and ``empty_tools``."""
-        return claims.Claim(self.dialects, self._empty_tools)
 
     def reset(self) -> None:
         """Start a new message; the learned ``format`` is kept."""
