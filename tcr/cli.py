@@ -38,6 +38,7 @@ def _register() -> None:
     from tcr.commands.dialects import dialects
     from tcr.commands.fuzz import fuzz
     from tcr.commands.importer import import_command
+    from tcr.commands.matrix import matrix
     from tcr.commands.record import record
     from tcr.commands.replay import replay
     from tcr.commands.serve import serve
@@ -50,6 +51,7 @@ def _register() -> None:
     main.add_command(review)
     main.add_command(fuzz)
     main.add_command(import_command)
+    main.add_command(matrix)
     main.add_command(replay)
     main.add_command(serve)
     main.add_command(show)

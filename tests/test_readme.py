@@ -25,7 +25,8 @@ def test_readme_python_example_runs(
 def test_readme_names_the_test_command_that_ci_runs() -> None:
     ci = (README.parent / ".ci" / "run").read_text()
     command = (
-        'LLAMA_CPP_BUILD_JOBS=2 CMAKE_ARGS="-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF" \\\n'
+        "python scripts/test_tools.py && \\\n"
+        '  LLAMA_CPP_BUILD_JOBS=2 CMAKE_ARGS="-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF" \\\n'
         "  python -m pip install -e '.[test]' && python -m pytest"
     )
     assert command in README.read_text()
