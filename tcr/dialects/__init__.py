@@ -58,6 +58,7 @@ _FAMILIES = (
     "mistral",
     "python_tag",
     "bare_json",
+    "kimi_k2",
     "think",
 )
 
