@@ -119,6 +119,7 @@ KIMI_K2_TOKENS = (
     "<|tool_call_argument_begin|>",
     "<|tool_call_end|>",
 )
+INTERNLM_TOKENS = ("<|action_start|>", "<|plugin|>", "<|interpreter|>", "<|action_end|>")
 
 # llama-server's SmolLM2 tokenizer has no tool tokens: a grammar makes it spell
 # <tool_call> out, and it streams as nine pieces (ARCHITECTURE.md §9).
@@ -150,6 +151,8 @@ LLAMA_CPP_PYTHON = engine_chunks(
     "llama-cpp-python", "Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf", ms_per_chunk=27.0
 )
 KIMI_K2 = engine_chunks("vllm", "moonshotai/Kimi-K2-Instruct", ms_per_chunk=30.0)
+INTERNLM25 = engine_chunks("vllm", "internlm/internlm2_5-7b-chat", ms_per_chunk=18.0)
+INTERN_S1 = engine_chunks("sglang", "internlm/Intern-S1", ms_per_chunk=28.0)
 # SGLang with --stream-interval 1024: one chunk per ~1024 tokens.
 SGLANG_QWEN3_CODER = engine_chunks(
     "sglang", "Qwen/Qwen3-Coder-30B-A3B-Instruct", ms_per_chunk=21_000.0

@@ -14,6 +14,9 @@ from ._cases import (
     GLM45_AIR,
     GLM_TOKENS,
     HERMES3,
+    INTERN_S1,
+    INTERNLM25,
+    INTERNLM_TOKENS,
     KIMI_K2,
     KIMI_K2_TOKENS,
     LLAMA3_TOKENS,
@@ -49,6 +52,8 @@ MODELS: dict[str, tuple[Backend, tuple[str, ...]]] = {
     "llama32_3b": (LLAMA32_3B, LLAMA3_TOKENS),
     "qwen3_8b": (QWEN3_8B, QWEN3_TOKENS),
     "kimi_k2": (KIMI_K2, KIMI_K2_TOKENS),
+    "internlm2": (INTERNLM25, INTERNLM_TOKENS),
+    "intern_s1": (INTERN_S1, INTERNLM_TOKENS),
     # A grammar makes a model without the dialect's special tokens spell them out.
     "smollm2": (SMOLLM2, ()),
 }

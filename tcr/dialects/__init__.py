@@ -59,6 +59,7 @@ _FAMILIES = (
     "python_tag",
     "bare_json",
     "kimi_k2",
+    "internlm",
     "think",
 )
 

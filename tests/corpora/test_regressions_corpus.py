@@ -60,6 +60,7 @@ FORMAT_ROWS = (
     "format-bracket-array",
     "format-bracket-args",
     "format-kimi-k2",
+    "format-internlm",
     "format-python-tag",
     "format-bare-json",
     "format-think",
