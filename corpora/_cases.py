@@ -112,6 +112,14 @@ GEMMA4_TOKENS = ("<|tool_call>", "<tool_call|>", '<|"|>')
 MISTRAL_TOKENS = ("[TOOL_CALLS]", "[ARGS]")
 LLAMA3_TOKENS = ("<|python_tag|>", "<|eom_id|>", "<|eot_id|>")
 GLM_TOKENS = (*QWEN_TOKENS, "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>")
+KIMI_K2_TOKENS = (
+    "<|tool_calls_section_begin|>",
+    "<|tool_calls_section_end|>",
+    "<|tool_call_begin|>",
+    "<|tool_call_argument_begin|>",
+    "<|tool_call_end|>",
+)
+INTERNLM_TOKENS = ("<|action_start|>", "<|plugin|>", "<|interpreter|>", "<|action_end|>")
 
 # llama-server's SmolLM2 tokenizer has no tool tokens: a grammar makes it spell
 # <tool_call> out, and it streams as nine pieces (ARCHITECTURE.md §9).
@@ -142,6 +150,9 @@ MLX_LLAMA31 = engine_chunks("mlx-lm", "mlx-community/Meta-Llama-3.1-8B-Instruct-
 LLAMA_CPP_PYTHON = engine_chunks(
     "llama-cpp-python", "Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf", ms_per_chunk=27.0
 )
+KIMI_K2 = engine_chunks("vllm", "moonshotai/Kimi-K2-Instruct", ms_per_chunk=30.0)
+INTERNLM25 = engine_chunks("vllm", "internlm/internlm2_5-7b-chat", ms_per_chunk=18.0)
+INTERN_S1 = engine_chunks("sglang", "internlm/Intern-S1", ms_per_chunk=28.0)
 # SGLang with --stream-interval 1024: one chunk per ~1024 tokens.
 SGLANG_QWEN3_CODER = engine_chunks(
     "sglang", "Qwen/Qwen3-Coder-30B-A3B-Instruct", ms_per_chunk=21_000.0

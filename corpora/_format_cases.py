@@ -14,6 +14,11 @@ from ._cases import (
     GLM45_AIR,
     GLM_TOKENS,
     HERMES3,
+    INTERN_S1,
+    INTERNLM25,
+    INTERNLM_TOKENS,
+    KIMI_K2,
+    KIMI_K2_TOKENS,
     LLAMA3_TOKENS,
     LLAMA32_3B,
     LLAMA_CPP_PYTHON,
@@ -25,6 +30,7 @@ from ._cases import (
     QWEN3_TOKENS,
     QWEN25_CODER,
     QWEN_TOKENS,
+    SMOLLM2,
     Case,
     Expect,
     tokens,
@@ -45,6 +51,11 @@ MODELS: dict[str, tuple[Backend, tuple[str, ...]]] = {
     "llama_cpp_python": (LLAMA_CPP_PYTHON, LLAMA3_TOKENS),
     "llama32_3b": (LLAMA32_3B, LLAMA3_TOKENS),
     "qwen3_8b": (QWEN3_8B, QWEN3_TOKENS),
+    "kimi_k2": (KIMI_K2, KIMI_K2_TOKENS),
+    "internlm2": (INTERNLM25, INTERNLM_TOKENS),
+    "intern_s1": (INTERN_S1, INTERNLM_TOKENS),
+    # A grammar makes a model without the dialect's special tokens spell them out.
+    "smollm2": (SMOLLM2, ()),
 }
 
 

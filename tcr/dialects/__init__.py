@@ -58,6 +58,8 @@ _FAMILIES = (
     "mistral",
     "python_tag",
     "bare_json",
+    "kimi_k2",
+    "internlm",
     "think",
 )
 

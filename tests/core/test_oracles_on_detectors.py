@@ -77,8 +77,8 @@ def test_duplicated_flushed_prefix_is_a_conservation_violation_where_it_repeats(
 
 def test_text_held_until_finish_breaks_the_holdback_bound_as_soon_as_it_passes_it() -> None:
     found = violations("holds_all_text", ["abcd"] * 10)
-    assert [(v.check, v.chunk) for v in found] == [("holdback", 3)]  # 16 held > 13
-    assert "holds back 16 characters" in found[0].message
+    assert [(v.check, v.chunk) for v in found] == [("holdback", 6)]  # 28 held > 27
+    assert "holds back 28 characters" in found[0].message
 
 
 @pytest.mark.parametrize(

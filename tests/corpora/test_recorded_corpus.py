@@ -15,11 +15,14 @@ from tcr.stream import decode
 RECORDED = sorted((tcr.corpora.ROOT / "recorded").glob("*.msgpack"))
 DIALECTS = [p for p in RECORDED if not p.name.startswith("native_")]
 NATIVE = [p for p in RECORDED if p.name.startswith("native_")]
+# Dialects whose grammars (tcr.dialects) are not yet recorded from a live llama-server.
+NOT_YET_RECORDED = frozenset({"kimi_k2", "internlm"})
 
 
 def test_there_is_a_recording_per_dialect_and_native_ones() -> None:
     dialects = {str(read_recording(p).labels["dialect"]) for p in RECORDED}
-    assert dialects == {d.id for d in tcr.dialects.DIALECTS} | {"native"}
+    assert dialects == {d.id for d in tcr.dialects.DIALECTS} - NOT_YET_RECORDED | {"native"}
+    assert not dialects & NOT_YET_RECORDED, "recorded now: drop it from NOT_YET_RECORDED"
 
 
 @pytest.mark.parametrize("path", RECORDED, ids=lambda p: p.stem)

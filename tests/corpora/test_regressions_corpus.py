@@ -59,6 +59,8 @@ FORMAT_ROWS = (
     "format-fenced-json",
     "format-bracket-array",
     "format-bracket-args",
+    "format-kimi-k2",
+    "format-internlm",
     "format-python-tag",
     "format-bare-json",
     "format-think",

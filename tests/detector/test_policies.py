@@ -15,12 +15,15 @@ CALL = '<tool_call>{"name": "f", "arguments": {"x": 1}}</tool_call>'
 
 
 def test_holdback_never_exceeds_longest_marker_minus_one() -> None:
-    text = "a <|python_ta <tool_cal ```json\n [TOOL_CALL <think <|tool_cal b"
+    text = (
+        "a <|python_ta <tool_cal ```json\n [TOOL_CALL <think <|tool_cal <|tool_calls_section_begi b"
+    )
     detector = StreamDetector()
     for ch in text:
         detector.feed(ch)
         assert len(detector.state.pending) <= HOLDBACK_BOUND
-    assert len("<|python_tag|>") - 1 == HOLDBACK_BOUND
+    # Kimi K2's section marker is the longest opening marker.
+    assert len("<|tool_calls_section_begin|>") - 1 == HOLDBACK_BOUND
 
 
 def test_plain_text_is_emitted_at_once() -> None:
