@@ -67,6 +67,7 @@ class Finding:
     saved: Path | None = None
     replay_command: str = ""
     tui_command: str = ""
+    snippet: str = ""  # a pytest regression test that fails as this finding does
 
     @property
     def check(self) -> Check:

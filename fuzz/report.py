@@ -129,6 +129,10 @@ def _render_finding(finding: Finding, console: Console) -> None:
         console.print(f"    {escape(finding.replay_command)}", soft_wrap=True, highlight=False)
         console.print("  step through it:", highlight=False)
         console.print(f"    {escape(finding.tui_command)}", soft_wrap=True, highlight=False)
+    if finding.snippet:
+        console.print("  pin it as a regression test:", highlight=False)
+        for line in finding.snippet.rstrip().splitlines():
+            console.print(f"    {escape(line)}", soft_wrap=True, highlight=False)
 
 
 def write_junit(report: FuzzReport, path: str | Path) -> None:

@@ -35,12 +35,19 @@ from pathlib import Path
 from tcr._runtime.pool import pickled_for_workers
 from tcr._runtime.state import STATE
 from tcr.claims import Claim
-from tcr.detector.loader import REFERENCE, DetectorSpec, Factory, resolve_detector
+from tcr.detector.loader import (
+    REFERENCE,
+    DetectorSpec,
+    Factory,
+    accepts_keyword,
+    resolve_detector,
+)
 from tcr.errors import FactoryError, TcrError
 from tcr.minimize import FLAKY, NotFailing, minimize_splits, minimize_text
 from tcr.oracle import Check, Violation
 from tcr.shard import check_shard
 from tcr.signature import TIMEOUT, WHOLE, Signature, key, signature
+from tcr.snippet import regression_test
 from tcr.time_limit import check_timeout
 
 from . import engine
@@ -645,9 +652,29 @@ def _shortest(case: Case, checker: CaseChecker, target: Signature) -> Case | Non
 
 
 def _saved(finding: Finding, report: FuzzReport, plan: _Plan, save: str | Path | None) -> Finding:
-    if save is None or finding.check is Check.COST:  # a probe, rebuilt by its reproducer
+    if finding.check is Check.COST:  # a probe, rebuilt by its reproducer
+        return finding
+    finding = replace(finding, snippet=_snippet(finding, plan))
+    if save is None:
         return finding
     path = save_case(finding, Path(save), seed=report.seed, detector=plan.spec)
     detector = None if plan.spec == REFERENCE else plan.spec
     replay, tui = commands(path, detector, plan.claim.options())
     return replace(finding, saved=path, replay_command=replay, tui_command=tui)
+
+
+def _snippet(finding: Finding, plan: _Plan) -> str:
+    """The shrunk case as a pytest regression test (``tcr.snippet``)."""
+    case, check = finding.case, finding.check
+    expected = check is Check.EXPECTED and case.truth is not None
+    return regression_test(
+        case.chunks,
+        check=str(check),
+        found=str(finding.signature),
+        origin="tcr fuzz",
+        detector=None if plan.spec == REFERENCE else plan.spec,
+        tools=case.tools,
+        claim=plan.claim,
+        tool_specs=case.tool_specs if accepts_keyword(plan.factory, "tool_specs") else None,
+        expectation=case.truth.expected().to_map() if expected and case.truth else None,
+    )

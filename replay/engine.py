@@ -33,6 +33,7 @@ from tcr.minimize import FLAKY, NotFailing, minimize_splits, minimize_text
 from tcr.oracle import CHECKS, Check, Violation
 from tcr.rechunk import Chunking, Strategy, splits_spec
 from tcr.signature import TIMEOUT, WHOLE, Signature, coarse_key, key, shape, signature
+from tcr.snippet import regression_test
 from tcr.stream import Decoded, decode, decode_bytes
 from tcr.tool_specs import ToolSpecs
 
@@ -354,32 +355,19 @@ class Replay:
 
     def snippet(self, chunks: Sequence[str], found: Signature) -> str:
         check = Check(found.check)
-        checks = [str(check)]  # the name, as a pinned test spells it
-        name = "test_" + "".join(c if c.isalnum() else "_" for c in f"{check}_regression")
-        spec, command = self.plan.detector.spec, self.plan.detector.command
-        detector = f", detector={spec!r}" if spec else ""
-        imports = "from tcr.replay import check_chunks\n"
-        if command:
-            detector = f", detector=command_factory({command!r})"
-            imports = "from tcr.stdio import command_factory\n" + imports
-        tools = "" if self.tools is None else f", tools={list(self.tools)!r}"
-        claim = self.judge.claim
-        if claim.dialects is not None:
-            tools += f", dialects={sorted(claim.dialects)!r}"
-        if claim.empty_tools != "reject":
-            tools += f", empty_tools={claim.empty_tools!r}"
-        if self.judge.tool_specs is not None and self.judge.schemas is not None:
-            tools += f", tool_specs={list(self.judge.tool_specs)!r}"
-        expect = ""
-        if check is Check.EXPECTED and self.expect is not None:
-            expect = f", expectation={self.expect.to_map()!r}"
-        return (
-            f"{imports}\n\n"
-            f"def {name}() -> None:\n"
-            f"    # shrunk by tcr replay from {self.path}; fails as {found}\n"
-            f"    chunks = {list(chunks)!r}\n"
-            f"    verdict = check_chunks(chunks{detector}{tools}, checks={checks!r}{expect})\n"
-            "    assert verdict.ok, verdict.violations\n"
+        given = self.judge.tool_specs is not None and self.judge.schemas is not None
+        expect = self.expect if check is Check.EXPECTED else None
+        return regression_test(
+            chunks,
+            check=str(check),
+            found=str(found),
+            origin=f"tcr replay from {self.path}",
+            detector=self.plan.detector.spec,
+            command=self.plan.detector.command,
+            tools=self.tools,
+            claim=self.judge.claim,
+            tool_specs=self.judge.tool_specs if given else None,
+            expectation=None if expect is None else expect.to_map(),
         )
 
     # -- transport layer ---------------------------------------------------------------

@@ -12,9 +12,20 @@ from click.testing import CliRunner
 from tcr.cli import main
 from tcr.fuzz.model import Finding
 from tcr.replay.model import Failure, Outcome
-from tcr.signature import signature
+from tcr.signature import Signature, signature
 
 __all__ = ["replays_to_its_signature", "reproduces"]
+
+
+def _snippet_fails_as(snippet: str, found: Signature, chunks: tuple[str, ...]) -> None:
+    namespace: dict[str, object] = {}
+    exec(compile(snippet, "<snippet>", "exec"), namespace)
+    test = next(v for k, v in namespace.items() if k.startswith("test_"))
+    with pytest.raises(AssertionError) as failed:
+        test()  # type: ignore[operator]
+    violations = failed.value.args[0]
+    shown = {signature(v, chunks) for v in violations}
+    assert found in shown, (snippet, shown)
 
 
 def reproduces(outcome: Outcome, failure: Failure) -> None:
@@ -26,18 +37,14 @@ def reproduces(outcome: Outcome, failure: Failure) -> None:
     found = {f["signature"] for o in json.loads(replayed.stdout)["outcomes"] for f in o["failures"]}
     assert str(failure.signature) in found, (failure.reproducer, found)
 
-    namespace: dict[str, object] = {}
-    exec(compile(failure.snippet, "<snippet>", "exec"), namespace)
-    test = next(v for k, v in namespace.items() if k.startswith("test_"))
-    with pytest.raises(AssertionError) as failed:
-        test()  # type: ignore[operator]
-    violations = failed.value.args[0]
-    shown = {signature(v, failure.chunks) for v in violations}
-    assert failure.signature in shown, (outcome.path, failure.snippet, shown)
+    _snippet_fails_as(failure.snippet, failure.signature, tuple(failure.chunks))
 
 
 def replays_to_its_signature(found: Finding) -> None:
-    """The saved recording, replayed with the printed command, shows the same signature."""
+    """The saved recording, replayed with the printed command, shows the same signature, and
+    the printed regression test fails with it."""
+    if found.snippet:
+        _snippet_fails_as(found.snippet, found.signature, found.case.chunks)
     args = shlex.split(found.replay_command)
     result = CliRunner().invoke(main, [*args[1:], "--json"])
     assert result.exit_code in (1, 2), result.output

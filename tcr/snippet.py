@@ -1,0 +1,56 @@
+"""A shrunk failure as a pytest regression test to paste: what replay and fuzz print.
+
+The test calls ``tcr.replay.check_chunks`` with the chunks, the detector and its
+claim, the tools (and tool specs the detector was given), the one check that
+failed and, for ``expected``, the expectation; it fails until the bug is fixed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from tcr.claims import Claim
+
+__all__ = ["regression_test"]
+
+
+def regression_test(
+    chunks: Sequence[str],
+    *,
+    check: str,
+    found: str,
+    origin: str,
+    detector: str | None = None,
+    command: str | None = None,
+    tools: Sequence[str] | None = None,
+    claim: Claim | None = None,
+    tool_specs: Sequence[Mapping[str, Any]] | None = None,
+    expectation: Mapping[str, Any] | None = None,
+) -> str:
+    """The test's source. ``found``: the signature it fails with; ``origin``: what shrank
+    it from what (``tcr replay from corpora/x.msgpack``); ``detector`` a factory spec or
+    ``command`` a ``--detector-cmd`` (neither: the reference)."""
+    name = "test_" + "".join(c if c.isalnum() else "_" for c in f"{check}_regression")
+    imports = "from tcr.replay import check_chunks\n"
+    given = f", detector={detector!r}" if detector else ""
+    if command:
+        given = f", detector=command_factory({command!r})"
+        imports = "from tcr.stdio import command_factory\n" + imports
+    if tools is not None:
+        given += f", tools={list(tools)!r}"
+    if claim is not None and claim.dialects is not None:
+        given += f", dialects={sorted(claim.dialects)!r}"
+    if claim is not None and claim.empty_tools != "reject":
+        given += f", empty_tools={claim.empty_tools!r}"
+    if tool_specs is not None:
+        given += f", tool_specs={list(tool_specs)!r}"
+    expect = f", expectation={dict(expectation)!r}" if expectation is not None else ""
+    return (
+        f"{imports}\n\n"
+        f"def {name}() -> None:\n"
+        f"    # shrunk by {origin}; fails as {found}\n"
+        f"    chunks = {list(chunks)!r}\n"
+        f"    verdict = check_chunks(chunks{given}, checks={[check]!r}{expect})\n"
+        "    assert verdict.ok, verdict.violations\n"
+    )
