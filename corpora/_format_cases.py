@@ -29,7 +29,7 @@ from ._cases import (
     Expect,
     tokens,
 )
-from ._wire import Backend
+from ._wire import Backend, sse_chat
 
 __all__ = ["FORMAT_CASES", "MODELS"]
 
@@ -45,6 +45,10 @@ MODELS: dict[str, tuple[Backend, tuple[str, ...]]] = {
     "llama_cpp_python": (LLAMA_CPP_PYTHON, LLAMA3_TOKENS),
     "llama32_3b": (LLAMA32_3B, LLAMA3_TOKENS),
     "qwen3_8b": (QWEN3_8B, QWEN3_TOKENS),
+    "minimax_m2": (
+        sse_chat("MiniMax-M2-Q4_K_M.gguf"),
+        ("<minimax:tool_call>", "</minimax:tool_call>"),
+    ),
 }
 
 

@@ -59,6 +59,7 @@ _FAMILIES = (
     "python_tag",
     "bare_json",
     "think",
+    "minimax_m2",
 )
 
 

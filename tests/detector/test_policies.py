@@ -15,12 +15,12 @@ CALL = '<tool_call>{"name": "f", "arguments": {"x": 1}}</tool_call>'
 
 
 def test_holdback_never_exceeds_longest_marker_minus_one() -> None:
-    text = "a <|python_ta <tool_cal ```json\n [TOOL_CALL <think <|tool_cal b"
+    text = "a <|python_ta <tool_cal ```json\n [TOOL_CALL <think <|tool_cal <minimax:tool_cal b"
     detector = StreamDetector()
     for ch in text:
         detector.feed(ch)
         assert len(detector.state.pending) <= HOLDBACK_BOUND
-    assert len("<|python_tag|>") - 1 == HOLDBACK_BOUND
+    assert len("<minimax:tool_call>") - 1 == HOLDBACK_BOUND
 
 
 def test_plain_text_is_emitted_at_once() -> None:
