@@ -49,6 +49,10 @@ MODELS: dict[str, tuple[Backend, tuple[str, ...]]] = {
         sse_chat("MiniMax-M2-Q4_K_M.gguf"),
         ("<minimax:tool_call>", "</minimax:tool_call>"),
     ),
+    "seed_oss": (
+        sse_chat("Seed-OSS-36B-Instruct-Q4_K_M.gguf"),
+        ("<seed:tool_call>", "</seed:tool_call>", "<seed:think>", "</seed:think>"),
+    ),
 }
 
 

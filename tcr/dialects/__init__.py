@@ -60,6 +60,7 @@ _FAMILIES = (
     "bare_json",
     "think",
     "minimax_m2",
+    "seed_oss",
 )
 
 
