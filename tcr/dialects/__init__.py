@@ -61,6 +61,7 @@ _FAMILIES = (
     "think",
     "minimax_m2",
     "seed_oss",
+    "seed_think",
 )
 
 
