@@ -35,7 +35,7 @@ from ._cases import (
     Expect,
     tokens,
 )
-from ._wire import Backend
+from ._wire import Backend, sse_chat
 
 __all__ = ["FORMAT_CASES", "MODELS"]
 
@@ -56,6 +56,14 @@ MODELS: dict[str, tuple[Backend, tuple[str, ...]]] = {
     "intern_s1": (INTERN_S1, INTERNLM_TOKENS),
     # A grammar makes a model without the dialect's special tokens spell them out.
     "smollm2": (SMOLLM2, ()),
+    "minimax_m2": (
+        sse_chat("MiniMax-M2-Q4_K_M.gguf"),
+        ("<minimax:tool_call>", "</minimax:tool_call>"),
+    ),
+    "seed_oss": (
+        sse_chat("Seed-OSS-36B-Instruct-Q4_K_M.gguf"),
+        ("<seed:tool_call>", "</seed:tool_call>", "<seed:think>", "</seed:think>"),
+    ),
 }
 
 

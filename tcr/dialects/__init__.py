@@ -61,6 +61,9 @@ _FAMILIES = (
     "kimi_k2",
     "internlm",
     "think",
+    "minimax_m2",
+    "seed_oss",
+    "seed_think",
 )
 
 

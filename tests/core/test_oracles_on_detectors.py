@@ -9,6 +9,7 @@ from messages import CASES, expectation
 
 from tcr.detector.broken import BROKEN
 from tcr.detector.core import StreamDetector
+from tcr.detector.formats import HOLDBACK_BOUND
 from tcr.oracle import TRACE_CHECKS, Violation, check_trace, warm_cold_verdict
 from tcr.rechunk import Chunking, parse_strategy
 from tcr.trace import run_trace
@@ -77,8 +78,9 @@ def test_duplicated_flushed_prefix_is_a_conservation_violation_where_it_repeats(
 
 def test_text_held_until_finish_breaks_the_holdback_bound_as_soon_as_it_passes_it() -> None:
     found = violations("holds_all_text", ["abcd"] * 10)
-    assert [(v.check, v.chunk) for v in found] == [("holdback", 6)]  # 28 held > 27
-    assert "holds back 28 characters" in found[0].message
+    first_over = HOLDBACK_BOUND // 4  # 4 * (first_over + 1) characters held > the bound
+    assert [(v.check, v.chunk) for v in found] == [("holdback", first_over)]
+    assert f"holds back {4 * (first_over + 1)} characters" in found[0].message
 
 
 @pytest.mark.parametrize(

@@ -15,13 +15,16 @@ from tcr.stream import decode
 RECORDED = sorted((tcr.corpora.ROOT / "recorded").glob("*.msgpack"))
 DIALECTS = [p for p in RECORDED if not p.name.startswith("native_")]
 NATIVE = [p for p in RECORDED if p.name.startswith("native_")]
-# Dialects whose grammars (tcr.dialects) are not yet recorded from a live llama-server.
-NOT_YET_RECORDED = frozenset({"kimi_k2", "internlm"})
+# Dialects whose grammar is written but not yet recorded from a real llama-server
+# (scripts/record_corpus.py); each leaves this set when its recording lands.
+NOT_YET_RECORDED = frozenset({"kimi_k2", "internlm", "minimax_m2", "seed_oss", "seed_think"})
 
 
 def test_there_is_a_recording_per_dialect_and_native_ones() -> None:
     dialects = {str(read_recording(p).labels["dialect"]) for p in RECORDED}
-    assert dialects == {d.id for d in tcr.dialects.DIALECTS} - NOT_YET_RECORDED | {"native"}
+    registered = {d.id for d in tcr.dialects.DIALECTS}
+    assert dialects == (registered - NOT_YET_RECORDED) | {"native"}
+    assert registered >= NOT_YET_RECORDED
     assert not dialects & NOT_YET_RECORDED, "recorded now: drop it from NOT_YET_RECORDED"
 
 

@@ -16,7 +16,8 @@ CALL = '<tool_call>{"name": "f", "arguments": {"x": 1}}</tool_call>'
 
 def test_holdback_never_exceeds_longest_marker_minus_one() -> None:
     text = (
-        "a <|python_ta <tool_cal ```json\n [TOOL_CALL <think <|tool_cal <|tool_calls_section_begi b"
+        "a <|python_ta <tool_cal ```json\n [TOOL_CALL <think <|tool_cal <|tool_calls_section_begi "
+        "<minimax:tool_cal b"
     )
     detector = StreamDetector()
     for ch in text:

@@ -21,7 +21,7 @@ from tcr.corpus import read_recording
 from tcr.detector.core import StreamDetector
 from tcr.detector.events import Event, Rejected, Text, merge_text
 from tcr.detector.formats import HOLDBACK_BOUND, format_for_model, holdback_bound
-from tcr.dialects import BY_ID, DIALECTS
+from tcr.dialects import BY_ID, DIALECTS, Kind
 from tcr.errors import TcrError
 from tcr.judge import Judge
 from tcr.rechunk import parse_strategy
@@ -54,14 +54,16 @@ def pinned(claimed: str, other: str) -> list[tuple[str, str, str]] | None:
     A claimed dialect sharing ``<tool_call>`` opens the block and, the body being
     none of its own, rejects it as malformed: vLLM's hermes parser does the same
     (``json.loads`` fails, no call, the output is content). The think example
-    mentions ``<tool_call>`` inside its reasoning; unclaimed, ``<think>`` is text,
-    so that marker opens a block that never closes.
+    mentions ``<tool_call>`` inside its reasoning (seed_think's ``<seed:tool_call>``);
+    unclaimed, the reasoning marker is text, so that marker opens a block that
+    never closes.
     """
-    if claimed not in SHARED:
-        return None
-    if other in SHARED:
+    if claimed in SHARED and other in SHARED:
         return [("Text", "", ""), ("Rejected", claimed, "malformed"), ("Text", "", "")]
-    if other == "think":
+    reasoning = BY_ID[other]
+    if reasoning.kind == Kind.REASONING and any(
+        marker in reasoning.example.block for marker in BY_ID[claimed].opens
+    ):
         return [("Text", "", ""), ("Rejected", claimed, "unterminated")]
     return None
 

@@ -1,0 +1,191 @@
+"""MiniMax M2: ``<invoke name="N"><parameter name="K">V</parameter></invoke>`` in its own tags.
+
+vLLM calls its parser ``minimax_m2``, SGLang ``minimax-m2``
+(``vllm/tool_parsers/minimax_m2_tool_parser.py``,
+``python/sglang/srt/function_call/minimax_m2.py``). One
+``<minimax:tool_call>`` block holds one ``<invoke>`` per call, so parallel calls
+share a block. Values are text, written inline; the tool's schema gives their
+types. Both engines require the two block tags to be single tokens.
+"""
+
+from __future__ import annotations
+
+import re
+
+from tcr.dialects._calls import BodyError, ParsedCall, check_name, text_call, walk
+from tcr.dialects._grammars import city_call
+from tcr.dialects._record import (
+    Call,
+    Closing,
+    Dialect,
+    Draws,
+    Example,
+    Grammar,
+    RegressionCase,
+    Rendered,
+    Tools,
+)
+from tcr.dialects._writing import (
+    MAX_CALLS,
+    XML_FLAVORS,
+    BodyText,
+    Calls,
+    rendered,
+    xml_arguments,
+)
+
+__all__ = ["DIALECT"]
+
+OPEN = "<minimax:tool_call>"
+CLOSE = "</minimax:tool_call>"
+INVOKE = "<invoke name="
+PARAMETER = "<parameter name="
+
+# The lookaheads make a closing tag count only where the structure may go on, so a
+# value that mentions "</parameter>" or "</invoke>" in passing does not end early
+# (vLLM's non-greedy ``<invoke name=(.*?)</invoke>`` does).
+_INVOKE = re.compile(r'<invoke name="([^"\n>]*)">(.*?)</invoke>\s*(?=<invoke name=|\Z)', re.S)
+_PARAMETER = re.compile(
+    r'<parameter name="([^"\n>]*)">(.*?)</parameter>\s*(?=<parameter name=|\Z)', re.S
+)
+# A near miss: the parameters written without the <invoke> that names the tool.
+_FLAVORS = (*XML_FLAVORS, "bare_parameters")
+
+
+def _parse(body: str) -> list[ParsedCall]:
+    """``<invoke name="N"><parameter name="K">V</parameter>…</invoke>``, one or more."""
+    invokes = walk(_INVOKE, body.strip(), 'an <invoke name="…"> element')
+    if not invokes:
+        raise BodyError("malformed", "a <minimax:tool_call> block without an <invoke>")
+    calls: list[ParsedCall] = []
+    for name, inner in invokes:
+        params = walk(_PARAMETER, inner.strip(), 'a <parameter name="…"> element')
+        calls.append(text_call(check_name(name.strip(), "<invoke name=…>"), params))
+    return calls
+
+
+def _parameters(params: list[tuple[str, str, object]]) -> str:
+    return "".join(f'{PARAMETER}"{key}">{value}</parameter>\n' for key, value, _ in params)
+
+
+def _render(draws: Draws, tools: Tools) -> Rendered:
+    calls = Calls(draws, tools, most=MAX_CALLS, flavors=_FLAVORS)
+    body = BodyText()
+    body.add("\n")
+    found: list[Call] = []
+    for name, flavor in zip(calls.names, calls.flavors(), strict=True):
+        params = xml_arguments(draws)
+        if flavor == "bare_parameters":
+            body.add(_parameters(params) or f'{PARAMETER}"x">1</parameter>\n', fragile=True)
+            continue
+        written = "" if flavor == "missing_name" else name
+        body.add(f'{INVOKE}"{written}">\n{_parameters(params)}</invoke>', fragile=True)
+        body.add("\n")
+        if flavor == "call":
+            found.append(Call(name, {key: meant for key, _, meant in params}))
+    return rendered(DIALECT, "invoke", body, calls.accepted(), tuple(found))
+
+
+_expect = city_call(
+    rf'(.*?){OPEN}\n<invoke name="get_weather">\n<parameter name="city">(\w+)</parameter>\n'
+    rf"</invoke>\n{CLOSE}(.*)"
+)
+
+
+DIALECT = Dialect(
+    id="minimax_m2",
+    summary='MiniMax M2 <invoke name="N"><parameter name="K">V</parameter></invoke> '
+    "in <minimax:tool_call> tags",
+    opens=(OPEN,),
+    closes=(CLOSE,),
+    closing=Closing.MARKER,
+    parse=_parse,
+    render=_render,
+    example=Example(
+        "Checking both. ",
+        f'{OPEN}\n{INVOKE}"get_weather">\n{PARAMETER}"city">Paris</parameter>\n</invoke>\n'
+        f'{INVOKE}"get_time">\n{PARAMETER}"tz">Europe/Paris</parameter>\n</invoke>\n{CLOSE}',
+        " ok",
+        (
+            Call("get_weather", {"city": "Paris"}),
+            Call("get_time", {"tz": "Europe/Paris"}),
+        ),
+    ),
+    grammars=(
+        Grammar(
+            "minimax_m2_invoke",
+            'MiniMax M2 <invoke name="…"><parameter name="…"> call.',
+            "What is the weather in Paris?",
+            f'sentence "\\n{OPEN}\\n<invoke name=\\"get_weather\\">\\n'
+            f'<parameter name=\\"city\\">" word "</parameter>\\n</invoke>\\n{CLOSE}"',
+            _expect,
+        ),
+    ),
+    cases=(
+        RegressionCase(
+            file="format_minimax_m2_parallel.msgpack",
+            bug="format-minimax-m2-parallel",
+            note=(
+                "Dialect minimax_m2: two <invoke> elements in one block are two calls, values "
+                "are text, and the text after the block is kept (vLLM's non-streaming parser "
+                "keeps only the text before it)."
+            ),
+            model="minimax_m2",
+            ask="Weather in Paris for three days, and the time there?",
+            text=f'I\'ll look both up.\n{OPEN}\n{INVOKE}"get_weather">\n'
+            f'{PARAMETER}"city">Paris</parameter>\n{PARAMETER}"days">3</parameter>\n'
+            f'</invoke>\n{INVOKE}"get_time">\n{PARAMETER}"tz">Europe/Paris</parameter>\n'
+            f"</invoke>\n{CLOSE}\nBack in a moment.",
+            tools=("get_weather", "get_time"),
+            shown="I'll look both up.\n\nBack in a moment.",
+            calls=(
+                Call("get_weather", {"city": "Paris", "days": "3"}),
+                Call("get_time", {"tz": "Europe/Paris"}),
+            ),
+        ),
+        RegressionCase(
+            file="format_minimax_m2_indented_value.msgpack",
+            bug="format-minimax-m2-indented-value",
+            note=(
+                "Dialect minimax_m2: a value keeps its own leading spaces (an indented line of "
+                "code); vLLM strips all white space around a value, SGLang only newlines."
+            ),
+            model="minimax_m2",
+            ask="Save the fixed last line of total(), indented as in the function, to fix.py.",
+            text=f'{OPEN}\n{INVOKE}"write_file">\n{PARAMETER}"path">fix.py</parameter>\n'
+            f'{PARAMETER}"content">    return round(s, 2)</parameter>\n</invoke>\n{CLOSE}',
+            tools=("write_file",),
+            calls=(Call("write_file", {"path": "fix.py", "content": "    return round(s, 2)"}),),
+        ),
+        RegressionCase(
+            file="format_minimax_m2_tag_in_value.msgpack",
+            bug="format-minimax-m2-tag-in-value",
+            note=(
+                "Dialect minimax_m2: a value that mentions </parameter> and </invoke> (XML "
+                "docs) is read whole; a non-greedy match ends the value, or the call, there."
+            ),
+            model="minimax_m2",
+            ask="Add a note to NOTES.md on how MiniMax writes a call.",
+            text=f'{OPEN}\n{INVOKE}"write_file">\n{PARAMETER}"path">NOTES.md</parameter>\n'
+            f'{PARAMETER}"content">Each value ends with </parameter> and each call '
+            f"with </invoke>.\n</parameter>\n</invoke>\n{CLOSE}",
+            tools=("write_file",),
+            calls=(
+                Call(
+                    "write_file",
+                    {
+                        "path": "NOTES.md",
+                        "content": "Each value ends with </parameter> and each call "
+                        "with </invoke>.",
+                    },
+                ),
+            ),
+        ),
+    ),
+    parser_names=("minimax_m2", "minimax-m2"),
+    special_tokens=frozenset({OPEN, CLOSE}),
+    schema_typed=True,
+    model_seeds=("minimax-m2*",),
+    tokens=(INVOKE, "</invoke>", PARAMETER, "</parameter>"),
+    markup=(CLOSE, OPEN),
+)
