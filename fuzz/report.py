@@ -81,6 +81,16 @@ def render(report: FuzzReport, console: Console) -> None:
         _render_finding(finding, console)
 
 
+def shrunk(before: int, after: int, unit: str) -> str:
+    """``from 40 to 12 characters``; a count that did not go down is told as it is (a
+    shorter text may need a split point more to fail the same way)."""
+    if after < before:
+        return f"from {before} to {_plural(after, unit)}"
+    if after == before:
+        return f"keeping its {_plural(after, unit)}"
+    return f"to {_plural(after, unit)} (the case as found had {before})"
+
+
 def _scale_out(report: FuzzReport) -> list[str]:
     """``shard 2/3`` and ``2 jobs``, when the run used them."""
     words = []
@@ -109,9 +119,9 @@ def _render_finding(finding: Finding, console: Console) -> None:
     )
     console.print(
         f"[bold red]{v.check}[/] violated after {_plural(finding.found_after, 'example')} "
-        f"({finding.seconds_to_find:.2f} s); shrunk in {finding.shrink_seconds:.2f} s from "
-        f"{finding.original_length} to {_plural(len(case.text), 'character')} and from "
-        f"{finding.original_splits} to {_plural(len(case.splits), 'split point')}",
+        f"({finding.seconds_to_find:.2f} s); shrunk in {finding.shrink_seconds:.2f} s "
+        f"{shrunk(finding.original_length, len(case.text), 'character')} and "
+        f"{shrunk(finding.original_splits, len(case.splits), 'split point')}",
         highlight=False,
     )
     console.print(f"  {escape(v.message)}", highlight=False)

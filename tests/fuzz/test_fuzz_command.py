@@ -175,3 +175,17 @@ def test_findings_go_to_a_folder_git_ignores_and_replay_reads_only_when_named(
         "replay", ".tcr/found", "--detector", "tcr.detector.broken:per_chunk_markers", "--json"
     )
     assert code == 1 and saved.name in out  # named, it is replayed
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "said"),
+    [
+        (40, 12, "from 40 to 12 characters"),
+        (3, 3, "keeping its 3 characters"),
+        (1, 2, "to 2 characters (the case as found had 1)"),
+    ],
+)
+def test_a_shrunk_count_is_told_as_it_went(before: int, after: int, said: str) -> None:
+    from tcr.fuzz.report import shrunk
+
+    assert shrunk(before, after, "character") == said
