@@ -10,9 +10,6 @@ types. Both engines require the two block tags to be single tokens.
 
 from __future__ import annotations
 
-import re
-
-from tcr.dialects._calls import BodyError, ParsedCall, check_name, text_call, walk
 from tcr.dialects._grammars import city_call
 from tcr.dialects._record import (
     Call,
@@ -25,14 +22,7 @@ from tcr.dialects._record import (
     Rendered,
     Tools,
 )
-from tcr.dialects._writing import (
-    MAX_CALLS,
-    XML_FLAVORS,
-    BodyText,
-    Calls,
-    rendered,
-    xml_arguments,
-)
+from tcr.dialects._xml import XmlCalls
 
 __all__ = ["DIALECT"]
 
@@ -41,49 +31,22 @@ CLOSE = "</minimax:tool_call>"
 INVOKE = "<invoke name="
 PARAMETER = "<parameter name="
 
-# The lookaheads make a closing tag count only where the structure may go on, so a
-# value that mentions "</parameter>" or "</invoke>" in passing does not end early
-# (vLLM's non-greedy ``<invoke name=(.*?)</invoke>`` does).
-_INVOKE = re.compile(r'<invoke name="([^"\n>]*)">(.*?)</invoke>\s*(?=<invoke name=|\Z)', re.S)
-_PARAMETER = re.compile(
-    r'<parameter name="([^"\n>]*)">(.*?)</parameter>\s*(?=<parameter name=|\Z)', re.S
+_SHAPE = XmlCalls(
+    call=INVOKE,
+    call_close="</invoke>",
+    parameter=PARAMETER,
+    quote='"',
+    variant="invoke",
+    call_what='an <invoke name="…"> element',
+    parameter_what='a <parameter name="…"> element',
+    name_where="<invoke name=…>",
+    no_call="a <minimax:tool_call> block without an <invoke>",
+    bare_parameters=True,
 )
-# A near miss: the parameters written without the <invoke> that names the tool.
-_FLAVORS = (*XML_FLAVORS, "bare_parameters")
-
-
-def _parse(body: str) -> list[ParsedCall]:
-    """``<invoke name="N"><parameter name="K">V</parameter>…</invoke>``, one or more."""
-    invokes = walk(_INVOKE, body.strip(), 'an <invoke name="…"> element')
-    if not invokes:
-        raise BodyError("malformed", "a <minimax:tool_call> block without an <invoke>")
-    calls: list[ParsedCall] = []
-    for name, inner in invokes:
-        params = walk(_PARAMETER, inner.strip(), 'a <parameter name="…"> element')
-        calls.append(text_call(check_name(name.strip(), "<invoke name=…>"), params))
-    return calls
-
-
-def _parameters(params: list[tuple[str, str, object]]) -> str:
-    return "".join(f'{PARAMETER}"{key}">{value}</parameter>\n' for key, value, _ in params)
 
 
 def _render(draws: Draws, tools: Tools) -> Rendered:
-    calls = Calls(draws, tools, most=MAX_CALLS, flavors=_FLAVORS)
-    body = BodyText()
-    body.add("\n")
-    found: list[Call] = []
-    for name, flavor in zip(calls.names, calls.flavors(), strict=True):
-        params = xml_arguments(draws)
-        if flavor == "bare_parameters":
-            body.add(_parameters(params) or f'{PARAMETER}"x">1</parameter>\n', fragile=True)
-            continue
-        written = "" if flavor == "missing_name" else name
-        body.add(f'{INVOKE}"{written}">\n{_parameters(params)}</invoke>', fragile=True)
-        body.add("\n")
-        if flavor == "call":
-            found.append(Call(name, {key: meant for key, _, meant in params}))
-    return rendered(DIALECT, "invoke", body, calls.accepted(), tuple(found))
+    return _SHAPE.render(DIALECT, draws, tools)
 
 
 _expect = city_call(
@@ -99,7 +62,7 @@ DIALECT = Dialect(
     opens=(OPEN,),
     closes=(CLOSE,),
     closing=Closing.MARKER,
-    parse=_parse,
+    parse=_SHAPE.parse,
     render=_render,
     example=Example(
         "Checking both. ",
@@ -186,6 +149,6 @@ DIALECT = Dialect(
     special_tokens=frozenset({OPEN, CLOSE}),
     schema_typed=True,
     model_seeds=("minimax-m2*",),
-    tokens=(INVOKE, "</invoke>", PARAMETER, "</parameter>"),
+    tokens=_SHAPE.tokens,
     markup=(CLOSE, OPEN),
 )

@@ -6,9 +6,6 @@ when they plainly are an object or array); the tool's schema gives their types.
 
 from __future__ import annotations
 
-import re
-
-from tcr.dialects._calls import ParsedCall, check_name, text_call, walk
 from tcr.dialects._grammars import city_call
 from tcr.dialects._record import (
     Call,
@@ -21,33 +18,25 @@ from tcr.dialects._record import (
     Rendered,
     Tools,
 )
-from tcr.dialects._writing import (
-    MAX_CALLS,
-    XML_FLAVORS,
-    BodyText,
-    Calls,
-    rendered,
-    xml_arguments,
-)
+from tcr.dialects._xml import XmlCalls
 from tcr.dialects.hermes import CLOSE, OPEN
 
 __all__ = ["DIALECT"]
 
 FUNCTION = "<function="
 
-# The lookaheads make a closing tag count only where the structure may go on, so a
-# value that mentions "</parameter>" in passing does not end early.
-_FUNCTION = re.compile(r"<function=([^>\n]*)>(.*?)</function>\s*(?=<function=|\Z)", re.S)
-_PARAMETER = re.compile(r"<parameter=([^>\n]*)>(.*?)</parameter>\s*(?=<parameter=|\Z)", re.S)
-
-
-def _parse(body: str) -> list[ParsedCall]:
-    """``<function=N><parameter=K>\\nV\\n</parameter>…</function>``, one or more."""
-    calls: list[ParsedCall] = []
-    for name, inner in walk(_FUNCTION, body.strip(), "a <function=…> block"):
-        params = walk(_PARAMETER, inner.strip(), "a <parameter=…> pair")
-        calls.append(text_call(check_name(name.strip(), "<function=…>"), params))
-    return calls
+# Values are always written on their own lines, as the chat template does.
+_SHAPE = XmlCalls(
+    call=FUNCTION,
+    call_close="</function>",
+    parameter="<parameter=",
+    quote="",
+    variant="xml",
+    call_what="a <function=…> block",
+    parameter_what="a <parameter=…> pair",
+    name_where="<function=…>",
+    wrapped=True,
+)
 
 
 def _owns(body: str) -> bool:
@@ -55,21 +44,7 @@ def _owns(body: str) -> bool:
 
 
 def _render(draws: Draws, tools: Tools) -> Rendered:
-    calls = Calls(draws, tools, most=MAX_CALLS, flavors=XML_FLAVORS)
-    body = BodyText()
-    body.add("\n")
-    found: list[Call] = []
-    for name, flavor in zip(calls.names, calls.flavors(), strict=True):
-        written = "" if flavor == "missing_name" else name
-        params = xml_arguments(draws, wrapped=True)
-        function = f"{FUNCTION}{written}>\n" + "".join(
-            f"<parameter={key}>{value}</parameter>\n" for key, value, _ in params
-        )
-        body.add(function + "</function>", fragile=True)
-        body.add("\n")
-        if flavor == "call":
-            found.append(Call(name, {key: meant for key, _, meant in params}))
-    return rendered(DIALECT, "xml", body, calls.accepted(), tuple(found))
+    return _SHAPE.render(DIALECT, draws, tools)
 
 
 _expect = city_call(
@@ -84,7 +59,7 @@ DIALECT = Dialect(
     opens=(OPEN,),
     closes=(CLOSE,),
     closing=Closing.MARKER,
-    parse=_parse,
+    parse=_SHAPE.parse,
     render=_render,
     example=Example(
         "Running it: ",
@@ -134,5 +109,5 @@ DIALECT = Dialect(
     special_tokens=frozenset({OPEN, CLOSE}),
     owns=_owns,
     schema_typed=True,
-    tokens=(FUNCTION, "</function>", "<parameter=", "</parameter>"),
+    tokens=_SHAPE.tokens,
 )

@@ -10,9 +10,6 @@ schema. Its reasoning, ``<seed:think>``, is the ``seed_think`` dialect.
 
 from __future__ import annotations
 
-import re
-
-from tcr.dialects._calls import BodyError, ParsedCall, check_name, text_call, walk
 from tcr.dialects._grammars import city_call
 from tcr.dialects._record import (
     Call,
@@ -25,14 +22,7 @@ from tcr.dialects._record import (
     Rendered,
     Tools,
 )
-from tcr.dialects._writing import (
-    MAX_CALLS,
-    XML_FLAVORS,
-    BodyText,
-    Calls,
-    rendered,
-    xml_arguments,
-)
+from tcr.dialects._xml import XmlCalls
 
 __all__ = ["CLOSE", "DIALECT", "OPEN"]
 
@@ -41,46 +31,22 @@ CLOSE = "</seed:tool_call>"
 FUNCTION = "<function="
 PARAMETER = "<parameter="
 
-# The lookaheads make a closing tag count only where the structure may go on, so a
-# value that mentions "</parameter>" in passing does not end early.
-_FUNCTION = re.compile(r"<function=([^>\n]*)>(.*?)</function>\s*(?=<function=|\Z)", re.S)
-_PARAMETER = re.compile(r"<parameter=([^>\n]*)>(.*?)</parameter>\s*(?=<parameter=|\Z)", re.S)
-# A near miss: the parameters written without the <function=…> that names the tool.
-_FLAVORS = (*XML_FLAVORS, "bare_parameters")
-
-
-def _parse(body: str) -> list[ParsedCall]:
-    """``<function=N><parameter=K>V</parameter>…</function>``, one or more."""
-    functions = walk(_FUNCTION, body.strip(), "a <function=…> block")
-    if not functions:
-        raise BodyError("malformed", "a <seed:tool_call> block without a <function=…>")
-    calls: list[ParsedCall] = []
-    for name, inner in functions:
-        params = walk(_PARAMETER, inner.strip(), "a <parameter=…> pair")
-        calls.append(text_call(check_name(name.strip(), "<function=…>"), params))
-    return calls
-
-
-def _parameters(params: list[tuple[str, str, object]]) -> str:
-    return "".join(f"{PARAMETER}{key}>{value}</parameter>\n" for key, value, _ in params)
+_SHAPE = XmlCalls(
+    call=FUNCTION,
+    call_close="</function>",
+    parameter=PARAMETER,
+    quote="",
+    variant="function",
+    call_what="a <function=…> block",
+    parameter_what="a <parameter=…> pair",
+    name_where="<function=…>",
+    no_call="a <seed:tool_call> block without a <function=…>",
+    bare_parameters=True,
+)
 
 
 def _render(draws: Draws, tools: Tools) -> Rendered:
-    calls = Calls(draws, tools, most=MAX_CALLS, flavors=_FLAVORS)
-    body = BodyText()
-    body.add("\n")
-    found: list[Call] = []
-    for name, flavor in zip(calls.names, calls.flavors(), strict=True):
-        params = xml_arguments(draws)
-        if flavor == "bare_parameters":
-            body.add(_parameters(params) or f"{PARAMETER}x>1</parameter>\n", fragile=True)
-            continue
-        written = "" if flavor == "missing_name" else name
-        body.add(f"{FUNCTION}{written}>\n{_parameters(params)}</function>", fragile=True)
-        body.add("\n")
-        if flavor == "call":
-            found.append(Call(name, {key: meant for key, _, meant in params}))
-    return rendered(DIALECT, "function", body, calls.accepted(), tuple(found))
+    return _SHAPE.render(DIALECT, draws, tools)
 
 
 _expect = city_call(
@@ -95,7 +61,7 @@ DIALECT = Dialect(
     opens=(OPEN,),
     closes=(CLOSE,),
     closing=Closing.MARKER,
-    parse=_parse,
+    parse=_SHAPE.parse,
     render=_render,
     example=Example(
         "Checking. ",
@@ -164,6 +130,6 @@ DIALECT = Dialect(
     special_tokens=frozenset({OPEN, CLOSE}),
     schema_typed=True,
     model_seeds=("seed-oss*",),
-    tokens=(FUNCTION, "</function>", PARAMETER, "</parameter>"),
+    tokens=_SHAPE.tokens,
     markup=(CLOSE, OPEN),
 )

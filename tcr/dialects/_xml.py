@@ -1,0 +1,107 @@
+"""Calls written as XML-ish elements with named parameters, described by their spellings.
+
+Qwen3-Coder's ``<function=N><parameter=K>V</parameter></function>``, Seed-OSS's
+(the same body in other tags) and MiniMax M2's ``<invoke name="N"><parameter
+name="K">V</parameter></invoke>`` differ only in how the two elements are
+spelled; one ``XmlCalls`` row per dialect gives the parser and the renderer.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from functools import cache
+
+from tcr.dialects._calls import BodyError, ParsedCall, check_name, text_call, walk
+from tcr.dialects._record import Call, Dialect, Draws, Rendered, Tools
+from tcr.dialects._writing import (
+    MAX_CALLS,
+    XML_FLAVORS,
+    BodyText,
+    Calls,
+    rendered,
+    xml_arguments,
+)
+
+__all__ = ["XmlCalls"]
+
+# A near miss: the parameters written without the element that names the tool.
+_BARE = "bare_parameters"
+
+
+@cache
+def _element(opening: str, quote: str, closing: str) -> re.Pattern[str]:
+    """``opening`` + quoted name + ``>``, the inner text, and ``closing``.
+
+    The lookahead makes a closing tag count only where the structure may go on, so a
+    value that mentions it in passing does not end early (vLLM's non-greedy
+    ``<invoke name=(.*?)</invoke>`` does).
+    """
+    name = r'[^"\n>]*' if quote else r"[^>\n]*"
+    return re.compile(
+        rf"{re.escape(opening + quote)}({name}){re.escape(quote)}>(.*?){re.escape(closing)}"
+        rf"\s*(?={re.escape(opening)}|\Z)",
+        re.S,
+    )
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class XmlCalls:
+    """The spellings of one XML-ish dialect's body: one call element per call, each
+    holding one parameter element per argument, values written as text."""
+
+    call: str  # the call element up to its name: "<function=", '<invoke name='
+    call_close: str
+    parameter: str  # the parameter element up to its key
+    quote: str  # around names and keys: "" or '"'
+    variant: str  # the rendered variant's name
+    call_what: str  # the call element and the parameter element, as errors name them
+    parameter_what: str
+    name_where: str  # where a bad tool name was found, as errors say it
+    # The complaint about a body without a call element; None: an empty body is no call.
+    no_call: str | None = None
+    bare_parameters: bool = False  # render the near miss "parameters without a call"
+    wrapped: bool | None = None  # values on their own lines: always, or drawn (None)
+    parameter_close: str = "</parameter>"
+
+    @property
+    def tokens(self) -> tuple[str, ...]:
+        return (self.call, self.call_close, self.parameter, self.parameter_close)
+
+    def parse(self, body: str) -> list[ParsedCall]:
+        """The calls of ``body``: call elements, one or more, and nothing else."""
+        pattern = _element(self.call, self.quote, self.call_close)
+        elements = walk(pattern, body.strip(), self.call_what)
+        if not elements and self.no_call is not None:
+            raise BodyError("malformed", self.no_call)
+        parameter = _element(self.parameter, self.quote, self.parameter_close)
+        calls: list[ParsedCall] = []
+        for name, inner in elements:
+            params = walk(parameter, inner.strip(), self.parameter_what)
+            calls.append(text_call(check_name(name.strip(), self.name_where), params))
+        return calls
+
+    def _written(self, params: list[tuple[str, str, object]]) -> str:
+        q, close = self.quote, self.parameter_close
+        return "".join(f"{self.parameter}{q}{key}{q}>{value}{close}\n" for key, value, _ in params)
+
+    def render(self, dialect: Dialect, draws: Draws, tools: Tools) -> Rendered:
+        """A block of ``dialect`` spelled by ``draws``: calls, or near misses of them."""
+        flavors = (*XML_FLAVORS, _BARE) if self.bare_parameters else XML_FLAVORS
+        calls = Calls(draws, tools, most=MAX_CALLS, flavors=flavors)
+        body = BodyText()
+        body.add("\n")
+        found: list[Call] = []
+        for name, flavor in zip(calls.names, calls.flavors(), strict=True):
+            params = xml_arguments(draws, wrapped=self.wrapped)
+            if flavor == _BARE:
+                body.add(self._written(params) or self._written([("x", "1", 1)]), fragile=True)
+                continue
+            q = self.quote
+            written = "" if flavor == "missing_name" else name
+            element = f"{self.call}{q}{written}{q}>\n{self._written(params)}{self.call_close}"
+            body.add(element, fragile=True)
+            body.add("\n")
+            if flavor == "call":
+                found.append(Call(name, {key: meant for key, _, meant in params}))
+        return rendered(dialect, self.variant, body, calls.accepted(), tuple(found))
