@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -31,6 +30,7 @@ claim, replay restates an expectation only when it is the full reference's.
 \b
 Examples:
   tcr bless corpora/recorded/weather.msgpack
+  tcr bless corpora/ --dry-run                # the diffs, nothing written
   tcr bless .tcr/found/ --detector mypkg.parser:make_detector
   tcr bless .tcr/found/ --dialect hermes     # what the reference restricted to hermes shows
 """
@@ -60,30 +60,39 @@ def _recordings_and_detector(fn: F) -> F:
 
 @click.command(epilog=BLESS_EPILOG)
 @_recordings_and_detector
+@click.option("--dry-run", is_flag=True, help="Show what would change, as diffs; write nothing.")
 def bless(
     paths: tuple[Path, ...],
     detector: str | None,
     tools: str | None,
     dialects: tuple[str, ...],
     empty_tools: str | None,
+    dry_run: bool,
 ) -> None:
-    """Show what the detector emits for each recording now, and store it as the
-    recording's expectation (what the `expected` oracle checks from then on)."""
+    """Store what the detector emits for each recording now as the recording's expectation
+    (what the `expected` oracle checks from then on), showing each change as a diff."""
     from tcr.replay.bless import bless as bless_all
+    from tcr.replay.bless import changes, render_diff
 
-    console = Console()
+    console = Console(soft_wrap=True)  # piped, a diff line is not cut at 80 columns
     try:
         chosen = DetectorSpec.load(detector, dialects=claimed(dialects), empty_tools=empty_tools)
-        blessed = bless_all(paths, detector=chosen, tools=parse_tools(tools))
+        if dry_run:
+            found = changes(paths, detector=chosen, tools=parse_tools(tools))
+        else:
+            found = bless_all(paths, detector=chosen, tools=parse_tools(tools))
     except TcrError as error:
         fail("bless", error)
-    for change in blessed:
-        what = "unchanged" if change.stored == change.current else "blessed"
-        console.print(f"[bold]{escape(str(change.path))}[/]: {what}")
-        console.print(
-            Syntax(json.dumps(change.current, indent=2, ensure_ascii=False), "json"),
-            soft_wrap=True,
-        )
+    changed = [c for c in found if c.stored != c.current]
+    for change in found:
+        if change.stored == change.current:
+            console.print(f"[bold]{escape(str(change.path))}[/]: unchanged", highlight=False)
+            continue
+        what = "would change" if dry_run else "blessed"
+        console.print(f"[bold]{escape(str(change.path))}[/]: {what}", highlight=False)
+        console.print(escape(render_diff(change)), highlight=False)
+    if dry_run:
+        console.print(f"{len(changed)} would change; nothing written (--dry-run)")
 
 
 @click.command(epilog=REVIEW_EPILOG)

@@ -92,3 +92,28 @@ def test_expectation_of_joins_text_and_rejected_content() -> None:
         "calls": [{"name": "f", "arguments": {"k": 1}}],
         "reasoning": "",
     }
+
+
+def test_bless_shows_each_change_as_a_diff_of_full_lines(recording: Path) -> None:
+    write_expectation(recording, {"text": "stale", "calls": [], "reasoning": ""})
+    result = CliRunner().invoke(main, ["bless", str(recording)])
+    assert result.exit_code == 0, result.output
+    assert f"{recording}: blessed" in result.output
+    assert '-  "text": "stale"' in result.output
+    # the current text, in one line however long (the output is not a terminal)
+    assert any(
+        line.startswith('+  "text": ') and len(line) > 80 for line in result.output.splitlines()
+    )
+    again = CliRunner().invoke(main, ["bless", str(recording)])
+    assert f"{recording}: unchanged" in again.output and "@@" not in again.output
+
+
+def test_bless_dry_run_shows_the_diff_and_writes_nothing(recording: Path) -> None:
+    stale = {"text": "stale", "calls": [], "reasoning": ""}
+    write_expectation(recording, stale)
+    before = recording.read_bytes()
+    result = CliRunner().invoke(main, ["bless", str(recording), "--dry-run"])
+    assert result.exit_code == 0, result.output
+    assert f"{recording}: would change" in result.output and '-  "text": "stale"' in result.output
+    assert result.output.rstrip().endswith("1 would change; nothing written (--dry-run)")
+    assert recording.read_bytes() == before
