@@ -21,14 +21,17 @@ run takes ``MIN_SECONDS`` of the clock; each size is timed as the minimum of
 ``REPEATS`` runs (noise only ever adds time). A growth in the grey zone between
 ``LINEAR`` and ``THRESHOLD`` is measured again at 4n and 16n (a cheap quadratic
 term needs a longer message to dominate); one at ``THRESHOLD`` or more is
-measured again from scratch and the lower of the two is reported, so one slow
-moment never becomes a finding. A run at 4n stops once it has taken ``CAP``
+measured again, its runs pooled with the first measurement's, so one slow moment
+never becomes a finding. Runs at n and 4n alternate and the fastest of each size
+is kept, never the lower of two ratios: noise only adds time to a run, but a
+slow stretch during the runs at n *lowers* a ratio, and on a loaded machine the
+lower-ratio rule hid a quadratic detector (3.1x measured as 2.0). A run at 4n stops once it has taken ``CAP``
 times what a linear detector would take; its growth is then reported as "at
 least" what was measured up to there, which bounds the cost of probing a truly
 quadratic detector.
 
 When the probe of every claimed dialect grows, the parts are probed alone at the
-same size: plain text (a whole-buffer rescan: no dialect), else each claimed
+same size (a part not clearly linear is measured again, pooled, before it counts): plain text (a whole-buffer rescan: no dialect), else each claimed
 dialect, so a finding's ``dialect`` names the one whose blocks cost more as they
 grow. Its signature is ``cost/superlinear/DIALECT@fixed:8``.
 
@@ -266,6 +269,28 @@ class _Run:
     cut: bool
 
 
+@dataclass(slots=True)
+class _Pool:
+    """The fastest runs so far of one part at one size: at n, and at 4n per character."""
+
+    small: float = math.inf
+    large: _Run | None = None
+
+    def timed_small(self, seconds: float) -> None:
+        self.small = min(self.small, seconds)
+
+    def timed_large(self, run: _Run) -> None:
+        if self.large is None or run.seconds / run.fed < self.large.seconds / self.large.fed:
+            self.large = run
+
+    def per_small(self, length: int) -> float:
+        return max(self.small, 1e-9) / length
+
+    def ratio(self, length: int) -> float:
+        assert self.large is not None
+        return (self.large.seconds / max(self.large.fed, 1)) / self.per_small(length)
+
+
 class _Meter:
     """Runs probes through fresh detectors on the injected clock."""
 
@@ -278,6 +303,7 @@ class _Meter:
         self.settings = settings
         self.claim = claim
         self.measured: list[Growth] = []
+        self.pools: dict[tuple[str | None, int], _Pool] = {}
 
     def text(self, part: str | None, size: int) -> str:
         return probe(size, part, self.claim)
@@ -315,37 +341,35 @@ class _Meter:
             if collecting:
                 gc.enable()
 
-    def fastest(self, text: str) -> float:
-        return min(self.run(text).seconds for _ in range(self.settings.repeats))
-
     def growth(self, part: str | None, size: int, *, repeats: int | None = None) -> Growth:
-        """Time per character at ``size`` and at ``4 * size``, the fastest of the repeats.
+        """Time per character at ``size`` and at ``4 * size``: the fastest runs of each.
 
-        A run at 4n that already shows less than the threshold settles it: the
-        minimum can only be lower.
+        The runs at the two sizes alternate (two at n first), so a slow stretch of the
+        machine lands on both sizes rather than on one; and every run of ``part`` at
+        ``size`` is pooled with those of earlier calls, so measuring again refines the
+        minima instead of replacing them. Noise only ever adds time to a run, so each
+        size's fastest run is its best estimate; a ratio has no such bound (a slow run at
+        n lowers it), which is why the minima are pooled, never the ratios. A run at 4n
+        that already shows less than ``linear`` settles it: more runs can only lower it.
         """
         s = self.settings
         tries = s.repeats if repeats is None else repeats
         small, large = self.text(part, size), self.text(part, 4 * size)
-        t_small = max(min(self.run(small).seconds for _ in range(tries)), 1e-9)
-        per_small = t_small / len(small)
-        cap = s.cap * per_small * len(large)
-        best: _Run | None = None
+        pool = self.pools.setdefault((part, size), _Pool())
+        pool.timed_small(self.run(small).seconds)
         for _ in range(tries):
-            run = self.run(large, cap)
-            if best is None or run.seconds / run.fed < best.seconds / best.fed:
-                best = run
-            if (best.seconds / best.fed) / per_small < s.linear:
+            pool.timed_small(self.run(small).seconds)
+            pool.timed_large(self.run(large, s.cap * pool.per_small(len(small)) * len(large)))
+            if pool.ratio(len(small)) < s.linear:
                 break  # clearly linear: the minimum of more runs can only be lower
-        assert best is not None
-        ratio = (best.seconds / max(best.fed, 1)) / per_small
+        assert pool.large is not None
         found = Growth(
             TEXT if part == TEXT else part or EVERY,
             len(small),
             len(large),
-            (t_small, best.seconds),
-            ratio,
-            best.cut,
+            (pool.small, pool.large.seconds),
+            pool.ratio(len(small)),
+            pool.large.cut,
         )
         self.measured.append(found)
         return found
@@ -360,15 +384,14 @@ class _Meter:
 
     def judged(self, part: str | None, size: int) -> Growth:
         """The growth of ``part`` from ``size``: looked at further in the grey zone, and a
-        high one confirmed by a second measurement (the lower one is kept)."""
+        high one measured again (its runs pooled with the first's) before it counts."""
         s = self.settings
         found = self.growth(part, size)
         while s.linear <= found.ratio < s.threshold and 4 * size <= s.largest:
             size *= 4
             found = self.growth(part, size)
         if found.grew(s):
-            again = self.growth(part, size)
-            found = min(found, again, key=lambda g: g.ratio)
+            found = self.growth(part, size)
         return found
 
 
@@ -412,6 +435,8 @@ def _violations(meter: _Meter) -> tuple[Violation, ...]:
     for part in parts:
         size = meter.calibrated(part, start, s.min_seconds / 4)
         found = meter.growth(part, size, repeats=min(s.repeats, 2))
+        if found.ratio >= s.linear:  # not clearly linear: measured again, pooled, to tell
+            found = meter.growth(part, size, repeats=min(s.repeats, 2))
         if found.grew(s) and part == TEXT:
             return (_violation(found, "", s),)
         if found.grew(s):

@@ -70,6 +70,10 @@ def in_blocks(d: Charging, chunk: str) -> float:  # re-joins the open block per 
     return PER_CHAR * len(chunk) + (PER_CHAR / 8 * d.block if d.block > 0 else 0.0)
 
 
+def steep_blocks(d: Charging, chunk: str) -> float:  # in_blocks, over the threshold at n
+    return PER_CHAR * len(chunk) + (PER_CHAR / 4 * d.block if d.block > 0 else 0.0)
+
+
 def cubic(d: Charging, chunk: str) -> float:
     return PER_CHAR * len(chunk) + PER_CHAR / 4096 * d.fed**2
 
@@ -195,15 +199,48 @@ def test_one_slow_measurement_that_does_not_come_again_is_no_finding() -> None:
     made = {"count": 0}
 
     def make() -> Charging:
-        # Runs in order: 1 calibration, 3 at n, 3 at 4n, then the confirmation's 3 and 3.
+        # Runs in order: 1 calibration; n, n, 4n, n, 4n, n, 4n; then the confirmation's 7.
         made["count"] += 1
-        slow = made["count"] in (5, 6, 7)  # the first measurement's runs at 4n: a slow moment
+        slow = made["count"] in (4, 6, 8)  # the first measurement's runs at 4n: a slow moment
         return Charging(clock, lambda d, c: PER_CHAR * len(c) * (4 if slow else 1))
 
     cost = measure_cost(make, claim=HERMES_THINK, clock=clock, settings=SETTINGS)
     assert cost.verdict.ok
     assert [g.probe for g in cost.measured] == [EVERY, EVERY]
     assert cost.measured[0].ratio >= 2.0 > cost.measured[1].ratio
+
+
+def test_slow_stretch_over_the_confirmations_runs_at_n_does_not_hide_a_finding() -> None:
+    # Every run at n between the first measurement's three runs at 4n and the end of the
+    # confirmation's takes 3x its time. A rule keeping the lower of two ratios measured
+    # from scratch would divide the confirmation's ratio by 3 and miss the detector;
+    # pooled minima keep the first measurement's runs at n.
+    clock = VirtualClock()
+    runs_at_4n = {"count": 0}
+    small = 1024  # between n (510 characters) and 4n
+
+    class Slowed(Charging):
+        started: float | None = None
+
+        def feed(self, chunk: str) -> list[Event]:
+            if self.started is None:
+                self.started = clock.now
+            return super().feed(chunk)
+
+        def finish(self) -> list[Event]:
+            if self.fed >= small:
+                runs_at_4n["count"] += 1
+            elif 3 <= runs_at_4n["count"] < 6 and self.started is not None:
+                clock.now += 2 * (clock.now - self.started)
+            return []
+
+    cost = measure_cost(
+        lambda: Slowed(clock, steep_blocks), claim=HERMES_THINK, clock=clock, settings=SETTINGS
+    )
+    every = [g for g in cost.measured if g.probe == EVERY]
+    assert len(every) == 2 and every[0].small == every[1].small < small
+    assert not every[0].at_least and every[1].ratio == pytest.approx(every[0].ratio)
+    assert [str(key(v)) for v in cost.violations] == ["cost/superlinear/hermes"]
 
 
 def test_fastest_of_the_repeats_is_what_is_measured() -> None:
