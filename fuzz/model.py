@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from tcr.claims import EVERYTHING, Claim
 from tcr.cost import Cost
+from tcr.dialects import DIALECTS
 from tcr.errors import EXIT_OK
 from tcr.oracle import Check, Violation
 from tcr.rechunk import Chunking, splits_spec
@@ -47,6 +50,20 @@ class Case:
     def rechunk(self) -> str:
         """The ``--rechunk`` spec of this chunking: ``splits:…`` or ``whole``."""
         return splits_spec(self.splits) if len(self.chunks) > 1 else "whole"
+
+    @property
+    def unmarked(self) -> int:
+        """Characters of the text that are no dialect's marker or body token: what shrinking
+        can still cut. A finding keeps its dialect, so the markers of its blocks stay
+        (a Kimi-K2 call's alone take 95 characters)."""
+        return len(_markers().sub("", self.text))
+
+
+@cache
+def _markers() -> re.Pattern[str]:
+    # Longer than one character: bare JSON's opener ``{`` is the body's own.
+    every = {m for d in DIALECTS for m in (*d.opens, *d.closes, *d.tokens) if len(m) > 1}
+    return re.compile("|".join(re.escape(m) for m in sorted(every, key=len, reverse=True)))
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,9 +37,9 @@ def test_every_broken_detector_is_found_and_shrunk_small(name: str, seed: int) -
     )
     finding = report.finding
     assert finding is not None, f"{name} survived {report.examples} examples"
-    # Shrinking keeps the finding's signature, its dialect included: two qwen3_coder calls
-    # in one block take 84 characters.
-    assert len(finding.case.text) <= 100, finding.case.text
+    # Shrinking keeps the finding's signature, its dialect included, so the markers of its
+    # blocks stay: 100 characters besides them.
+    assert finding.case.unmarked <= 100, finding.case.text
     assert len(finding.case.splits) <= 3, finding.case.chunks
     assert report.exit_code == 1
 
@@ -252,3 +252,12 @@ def test_a_finding_that_does_not_fail_again_is_kept_unshrunk_and_called_flaky() 
     finding = runner._finding(search, search.checker, report)
     assert finding.case == case
     assert finding.violation.message == f"{seen.message} ({FLAKY})"
+
+
+def test_unmarked_counts_what_is_no_dialects_marker() -> None:
+    kimi = (
+        "<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0"
+        "<|tool_call_argument_begin|>{}<|tool_call_end|><|tool_calls_section_end|>"
+    )
+    case = Case(("Hi ", kimi, "<tool_call>x</tool_call>"), None, None, "generated: test")
+    assert case.unmarked == len("Hi functions.f:0{}x")
