@@ -61,7 +61,7 @@ class _Runner(ConjectureRunner):
         super().__init__(test, **kw)
         self._size = size
 
-    def generate_novel_prefix(self) -> tuple[bytes, ...]:  # type: ignore[override]
+    def generate_novel_prefix(self) -> tuple[bytes, ...]:
         return (self.random.randbytes(self._size),)
 
 
