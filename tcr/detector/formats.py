@@ -101,10 +101,15 @@ def claimed(ids: Iterable[str] | None) -> tuple[Dialect, ...]:
     """
     if ids is None:
         return DIALECTS
-    known = ", ".join(BY_ID)
     if isinstance(ids, str):
+        known = ", ".join(BY_ID)
         raise TcrError(f"dialects: a collection of ids, not the string {ids!r}; known: {known}")
-    wanted = frozenset(ids)
+    return _claimed(ids if isinstance(ids, frozenset) else frozenset(ids))
+
+
+@functools.cache
+def _claimed(wanted: frozenset[str]) -> tuple[Dialect, ...]:  # made once per claim (per detector)
+    known = ", ".join(BY_ID)
     for dialect_id in sorted(wanted):
         if dialect_id not in BY_ID:
             hint = did_you_mean(dialect_id, BY_ID)
