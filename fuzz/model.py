@@ -37,6 +37,7 @@ class Case:
     origin: str  # "generated: prose, tools_tag/array" or "mutated PATH: …"
     # The request's OpenAI tools, given to a factory that takes them (tcr.tool_specs).
     tool_specs: tuple[dict[str, Any], ...] | None = None
+    dialects: tuple[str, ...] = ()  # a generated message's block dialects (progress counts)
 
     @property
     def text(self) -> str:
@@ -112,6 +113,12 @@ class FuzzReport:
     jobs: int = 1  # processes
     claim: Claim = EVERYTHING  # what the detector was judged against
     cost: Cost | None = None  # the cost check's measurements (None: not run, e.g. shard 2 of 3)
+    # Generated examples with a block in each dialect (a message may count for several).
+    by_dialect: dict[str, int] = field(default_factory=dict)
+    # While the run goes: "cost" (the cost probe), "generate", "mutate" or "shrink" (then
+    # ``shrinking`` names the signature being shrunk); "" while processes search.
+    phase: str = ""
+    shrinking: str = ""
 
     @property
     def examples(self) -> int:

@@ -19,7 +19,15 @@ from tcr.oracle import Check
 from .model import Finding, FuzzReport
 from .truth import Truth
 
-__all__ = ["describe_truth", "render", "sarif_results", "to_sarif", "write_junit", "write_sarif"]
+__all__ = [
+    "describe_truth",
+    "progress_line",
+    "render",
+    "sarif_results",
+    "to_sarif",
+    "write_junit",
+    "write_sarif",
+]
 
 
 def _plural(n: int, word: str) -> str:
@@ -37,6 +45,30 @@ def describe_truth(truth: Truth | None) -> str:
         f"{c.name}({json.dumps(dict(c.arguments), ensure_ascii=False)})" for c in truth.calls
     )
     return f"text {truth.text!r}, calls [{calls}], reasoning {truth.reasoning!r}"
+
+
+def progress_line(report: FuzzReport, elapsed: float) -> str:
+    """How the run goes, in one line: ``fuzzing (generate): 12,345 examples in 14 s,
+    46 s left, 2 findings; hermes 9,000, qwen3_coder 3,000`` (``elapsed``: seconds since
+    the run started). Shrinking names the signature being shrunk."""
+    phase = " ".join(p for p in (report.phase, report.shrinking) if p)
+    examples = f"{report.examples:,}"
+    if report.budget_s is None and report.max_examples is not None:
+        examples += f" of {report.max_examples:,}"
+    parts = [f"{examples} examples in {elapsed:.0f} s"]
+    if report.budget_s is not None:
+        parts.append(f"{max(report.budget_s - elapsed, 0.0):.0f} s left")
+    parts.append(_plural(len(report.findings), "finding"))
+    line = f"fuzzing ({phase}): " if phase else "fuzzing: "
+    line += ", ".join(parts)
+    counts = report.by_dialect
+    order = [
+        *(d for d in report.formats if d in counts),
+        *(d for d in counts if d not in report.formats),
+    ]
+    if order:
+        line += "; " + ", ".join(f"{d} {counts[d]:,}" for d in order)
+    return line
 
 
 def render(report: FuzzReport, console: Console) -> None:

@@ -101,7 +101,9 @@ def _generated_case(repertoire: Repertoire, data: bytes) -> Case:
     message = decode_message(data[:size], pick, tools_from, DEFAULT_MAX_PARTS, repertoire)
     chunking = decode_chunking(Source(data[size:]), message.text, DEFAULT_MAX_SPLITS)
     origin = "generated: " + (", ".join(message.parts) or "empty message")
-    return Case(chunking.chunks, message.tools, message.truth, origin, message.tool_specs)
+    return Case(
+        chunking.chunks, message.tools, message.truth, origin, message.tool_specs, message.dialects
+    )
 
 
 def _mutated_case(seeds: Sequence[Seed], data: bytes) -> Case:
@@ -117,6 +119,10 @@ def _never() -> bool:
 
 def _always() -> bool:
     return True
+
+
+def _ignore(found: Signature) -> None:
+    pass
 
 
 class _Search:
@@ -160,6 +166,8 @@ class _Search:
         self.replayed: dict[bytes, tuple[Signature, ...]] = {}
         # This pass's examples that showed ``target``: the one Hypothesis shrank to is kept.
         self.failing: dict[bytes, tuple[Case, list[Violation]]] = {}
+        self.by_dialect: dict[str, int] = {}  # fresh generated examples per block dialect
+        self.on_shrink: Callable[[Signature], None] = _ignore  # a new finding's shrinking starts
 
     def test(self, data: bytes) -> None:
         now = time.perf_counter()
@@ -177,6 +185,9 @@ class _Search:
             if known is not None and all(k in self.known for k in known):
                 return
         case = self.decode(data)
+        if fresh:
+            for dialect in case.dialects:
+                self.by_dialect[dialect] = self.by_dialect.get(dialect, 0) + 1
         # While shrinking only the finding's own check matters: the others are not run.
         only = None if self.target is None else [Check(self.target.check)]
         violations, coarse = self.checker.keyed(case, only)
@@ -195,6 +206,7 @@ class _Search:
                 raise _OutOfTime
             self.target, self.found_at = new, self.position
             self.first_failure, self.original = time.perf_counter(), case
+            self.on_shrink(new)
         elif self.target not in keys:
             return  # shrinking keeps the signature: another failure is not this finding
         if self.best is None or _size(case) < _size(self.best[0]):
@@ -347,6 +359,9 @@ def run(
     started = time.perf_counter()  # the budget counts the cost probe too
     try:
         if shard is None or shard[0] == 1:  # once per run: the first shard's
+            report.phase = "cost"
+            if on_progress is not None:
+                on_progress(report)
             report.cost, found = cost_findings(plan.factory, plan.spec, plan.claim, plan.timeout)
             report.findings = found[: plan.max_findings]
             if plan.max_findings is not None and len(report.findings) >= plan.max_findings:
@@ -409,6 +424,7 @@ def _search_in_processes(
 ) -> None:
     started, wall_started = time.perf_counter(), time.time()
     spent = started - run_started  # on the cost probe: the workers' budget is what is left
+    report.phase = ""  # the workers' phases are their own
 
     def progress(generated: int, mutated: int) -> None:
         report.generated, report.mutated = generated, mutated
@@ -420,6 +436,9 @@ def _search_in_processes(
     parts = run_workers(_work, [work] * workers, on_counts=progress)
     report.generated = sum(part.generated for part in parts)
     report.mutated = sum(part.mutated for part in parts)
+    for part in parts:
+        for dialect, n in part.by_dialect.items():
+            report.by_dialect[dialect] = report.by_dialect.get(dialect, 0) + n
     report.search_seconds = max(part.search_seconds for part in parts)
     stops = [p.stopped for p in parts]
     report.stopped = next(
@@ -498,6 +517,21 @@ def _run_batches(
     """
     report.stopped = "max_examples"  # also when there is no batch (a shard of a short search)
 
+    mutating = False  # the batch being run
+
+    def on_shrink(found: Signature) -> None:
+        if on_progress is None:
+            return
+        so_far = replace(report, phase="shrink", shrinking=str(found))  # this batch counted too
+        so_far.by_dialect = dict(search.by_dialect)
+        if mutating:
+            so_far.mutated += search.examples
+        else:
+            so_far.generated += search.examples
+        on_progress(so_far)
+
+    search.on_shrink = on_shrink
+
     def on_finding() -> bool:
         report.findings.append(_finding(search, search.checker, report))
         search.found()
@@ -509,6 +543,7 @@ def _run_batches(
     try:
         for batch, last in _with_last(schedule):
             mutating = bool(plan.seeds) and batch.mutates
+            report.phase, report.shrinking = ("mutate" if mutating else "generate"), ""
             if mutating:
                 search.decode = partial(_mutated_case, plan.seeds)
             else:
@@ -525,6 +560,8 @@ def _run_batches(
             else:
                 report.generated += search.examples
             report.search_seconds = time.perf_counter() - search.started - search.shrink_seconds
+            report.by_dialect = dict(search.by_dialect)
+            report.phase, report.shrinking = ("mutate" if mutating else "generate"), ""
             if report.stopped in ("failure", "max_findings"):
                 return
             if search.stopped():

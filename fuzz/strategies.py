@@ -293,6 +293,7 @@ def _assemble(
 ) -> Message:
     writer = _Writer(repertoire)
     parts: list[str] = []
+    dialects: dict[str, None] = {}
     for index, piece in enumerate(pieces):
         if isinstance(piece, _Quoted):
             writer.prose(piece.text)
@@ -309,11 +310,12 @@ def _assemble(
         else:
             raw, truth = piece.raw, piece.truth()
             parts.append(piece.name)
+        dialects[piece.dialect] = None
         fenced = BY_ID[piece.dialect].closing is Closing.FENCED
         fenceless = fenced and not piece.closer and raw == piece.raw
         writer.block(raw, truth, fenceless=fenceless)
     text, truth = writer.finish()
-    return Message(text, truth, tools, tuple(parts))
+    return Message(text, truth, tools, tuple(parts), dialects=tuple(dialects))
 
 
 # --- chunkings ------------------------------------------------------------------------

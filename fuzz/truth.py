@@ -78,3 +78,4 @@ class Message:
     tools: tuple[str, ...] | None = None
     parts: tuple[str, ...] = ()
     tool_specs: tuple[dict[str, Any], ...] | None = None
+    dialects: tuple[str, ...] = ()  # the dialects of its blocks (not those quoted as text)

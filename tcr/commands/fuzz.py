@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import re
 import sys
+import time
 from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
+from rich.markup import escape
 
 from tcr._runtime.state import STATE
 from tcr.claims import EMPTY_TOOLS
@@ -27,6 +29,8 @@ from tcr.errors import EXIT_ERROR, TcrError
 
 if TYPE_CHECKING:
     from tcr.fuzz import FuzzReport
+
+PLAIN_EVERY = 5.0  # seconds between two progress lines when stderr is no terminal
 
 EPILOG = (
     """\b
@@ -149,7 +153,7 @@ def fuzz(
     """Fuzz a detector with generated messages (the dialects it claims, with their ground
     truth) and mutated recordings, under random chunkings, against every oracle."""
     from tcr.fuzz import run
-    from tcr.fuzz.report import render, write_junit, write_sarif
+    from tcr.fuzz.report import progress_line, render, write_junit, write_sarif
     from tcr.shard import parse_shard
 
     err = Console(stderr=True)
@@ -157,13 +161,17 @@ def fuzz(
         budget_s = parse_budget(budget) if budget is not None else None
         shares = None if shard is None else parse_shard(shard)
         with err.status("fuzzing", spinner="dots") if err.is_terminal else nullcontext() as status:
+            started, shown = time.monotonic(), 0.0
 
             def progress(report: FuzzReport) -> None:
+                nonlocal shown
+                elapsed = time.monotonic() - started
+                line = progress_line(report, elapsed)
                 if status is not None:
-                    status.update(
-                        f"fuzzing: {report.examples:,} examples in {report.search_seconds:.0f} s, "
-                        f"{len(report.findings)} findings"
-                    )
+                    status.update(escape(line))
+                elif elapsed - shown >= PLAIN_EVERY:  # piped: a plain line now and then
+                    click.echo(line, err=True)
+                    shown = elapsed
 
             report = run(
                 detector=DetectorSpec.load(detector),
