@@ -152,7 +152,7 @@ def _one(strategy: Strategy, chunkings: Iterable[Any]) -> Any:
 
 def _judge(judge: Judge, chunks: tuple[str, ...]) -> tuple[dict[str, Any], Verdict]:
     try:
-        trace = judge.trace(chunks, states=True)
+        trace = judge.trace(chunks)  # no state per step: show displays none, as replay
         verdict = judge.judge_trace(trace, checks=TRACE_CHECKS)
     except FactoryError as error:  # the factory itself failed: a finding about the detector
         message = str(error)
