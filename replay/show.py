@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from tcr.corpus import Frame, Recording, read_recording
+from tcr.detector.events import Detector
 from tcr.detector.loader import REFERENCE, DetectorSpec
 from tcr.errors import DecodeError, FactoryError, TcrError
 from tcr.judge import Judge
@@ -152,19 +153,20 @@ def _one(strategy: Strategy, chunkings: Iterable[Any]) -> Any:
 
 def _judge(judge: Judge, chunks: tuple[str, ...]) -> tuple[dict[str, Any], Verdict]:
     try:
-        trace = judge.trace(chunks)  # no state per step: show displays none, as replay
+        run = judge.run(chunks)  # no state per step: show displays none, as replay
+        trace = run[1]
         verdict = judge.judge_trace(trace, checks=TRACE_CHECKS)
     except FactoryError as error:  # the factory itself failed: a finding about the detector
         message = str(error)
         crash = {"chunk": None, "offset": None, "error": message}
         found = Verdict((Violation(Check.CRASH, message, None, None, ""),), (Check.CRASH,))
         return {"events": [], "shown": "", "crash": crash}, found
-    return _run(trace), verdict + _warm_cold(judge, chunks)
+    return _run(trace), verdict + _warm_cold(judge, run)
 
 
-def _warm_cold(judge: Judge, chunks: Sequence[str]) -> Verdict:
+def _warm_cold(judge: Judge, run: tuple[Detector, Trace]) -> Verdict:
     try:
-        return judge.warm_cold(chunks)
+        return judge.warm_cold(run[1].chunks, fresh_run=run)
     except TcrError as error:  # a seeded or reused detector that fails is a finding too
         return Verdict(
             (Violation(Check.WARM_COLD, str(error), None, None, ""),), (Check.WARM_COLD,)

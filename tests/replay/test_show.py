@@ -13,6 +13,7 @@ from rich.console import Console
 
 from tcr.commands.show import show
 from tcr.corpus import new_header, read_recording, write_recording
+from tcr.detector.core import StreamDetector
 from tcr.detector.events import Detector
 from tcr.errors import TcrError
 from tcr.replay.show import ShowSummary, render, summarize, visible
@@ -120,6 +121,14 @@ def rendered(summary: ShowSummary, **kwargs: Any) -> str:
 
 def raising_factory(tools: list[str] | None = None) -> Detector:
     raise RuntimeError("no model loaded")
+
+
+MADE: list[str | None] = []  # the format each counting_factory detector was seeded with
+
+
+def counting_factory(tools: list[str] | None = None, format: str | None = None) -> Detector:
+    MADE.append(format)
+    return StreamDetector(tools, format=format)
 
 
 # --- the summary -------------------------------------------------------------------
@@ -288,6 +297,15 @@ def test_expectation_is_shown_and_checked(tmp_path: Path) -> None:
     assert summary.expect == expect
     assert [v.check for v in summary.verdict.violations] == ["expected"]
     assert "expected" in summary.verdict.ran
+
+
+def test_the_chunked_run_is_the_cold_run_of_warm_equals_cold(sse_file: Path) -> None:
+    MADE.clear()
+    summary = summary_of(sse_file, detector="test_show:counting_factory", rechunk="char")
+
+    assert summary.verdict.ok and "warm_cold" in summary.verdict.ran
+    # its claim read off one, the chunking, whole, reused, seeded: no second cold run
+    assert MADE == [None, None, None, None, "hermes"]
 
 
 def test_detector_that_crashes_is_a_crash_finding(sse_file: Path) -> None:
