@@ -1,4 +1,4 @@
-"""Peak memory of ``tcr replay``, ``tcr show --frames 4`` and ``tcr serve`` on a 50 MB recording.
+"""Peak memory of ``tcr replay``, ``tcr show`` and ``tcr serve`` on a 50 MB recording.
 
     python benchmarks/bench_memory.py [--size-mb 50] [--save-json PATH] [--before PATH]
 
@@ -9,6 +9,7 @@ resident memory of fresh processes:
 
 - ``replay``: ``tcr replay FILE`` with the default strategies;
 - ``show``: ``tcr show FILE --frames 4``, its output thrown away;
+- ``show --json``: ``tcr show FILE --json``, its output thrown away;
 - ``serve``: ``tcr serve FILE --rechunk char --speed 0``, one client reading one
   streamed response to its end (``VmHWM`` of the server).
 
@@ -142,6 +143,7 @@ def measure(path: Path) -> dict[str, dict[str, float]]:
     return {
         "replay": peak_of([*tcr, "replay", str(path)]),
         "show": peak_of([*tcr, "show", str(path), "--frames", "4"]),
+        "show_json": peak_of([*tcr, "show", str(path), "--json"]),
         "serve": serve_peak(path),
     }
 
@@ -172,10 +174,11 @@ def main(argv: list[str] | None = None) -> int:
     names = {
         "replay": "`tcr replay FILE` (default strategies)",
         "show": "`tcr show FILE --frames 4`",
+        "show_json": "`tcr show FILE --json`",
         "serve": "`tcr serve FILE --rechunk char`, 1 client",
     }
     for key, name in names.items():
-        was = f"{before[key]['peak_mb']:.0f} MB" if before else "-"
+        was = f"{before[key]['peak_mb']:.0f} MB" if before and key in before else "-"
         now = peaks[key]
         table.append(f"| {name} | {was} | {now['peak_mb']:.0f} MB | {now['seconds']:.1f} s |")
     table += [

@@ -27,12 +27,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from itertools import accumulate, chain, groupby, islice
-from typing import Any, AnyStr, ParamSpec
+from itertools import accumulate, chain, groupby
+from typing import Any, ParamSpec
 
 from tcr.corpus import Recording
 from tcr.errors import DecodeError, TcrError
-from tcr.rechunk import Chunking, Strategy
+from tcr.rechunk import Strategy
 from tcr.stream import Delta, StreamDecoder
 from tcr.stream.encode import SSE_DONE, chat_chunk, compact_json, completion_chunk, sse_event
 
@@ -98,8 +98,9 @@ def playing(
     found before it returns, so taking the writes raises nothing.
 
     What is held while the writes are taken: the decoded deltas and each text
-    channel's chunking (for a transport strategy, the body before it is re-split
-    and its chunking), never the writes made so far.
+    channel's text (for a transport strategy, the body before it is re-split),
+    never the writes made so far nor a chunking: its chunks are cut as they are
+    sent (``Strategy.nth``).
     """
     transport = strategy is not None and strategy.transport
     content = None if strategy is None or transport or strategy.kind == "original" else strategy
@@ -254,18 +255,15 @@ def _rechunked(
     for item in items:
         if isinstance(item, _Text):
             texts.setdefault(item.channel, []).append(item.text)
-    chunkings = {ch: _nth(strategy, "".join(parts), turn, seed) for ch, parts in texts.items()}
-    cuts = {ch: _Cuts(_boundaries(chunking)) for ch, chunking in chunkings.items()}
+    chunkings = {ch: strategy.nth("".join(parts), turn, seed=seed) for ch, parts in texts.items()}
+    # Each chunk's end, as it is cut: per character, the chunks and their splits were
+    # a million strings and ints per client. The last end (the text's) is never inside.
+    cuts = {ch: _Cuts(accumulate(map(len, chunks))) for ch, (_, chunks) in chunkings.items()}
     if strategy.kind == "splits":  # offsets into the content: a shorter channel keeps its own
         lengths = {ch: sum(map(len, parts)) for ch, parts in texts.items()}
         cuts = {ch: _Cuts(o for o in strategy.offsets if o < lengths[ch]) for ch in texts}
-    label = chunkings["content"].label if "content" in chunkings else strategy.spec
+    label = chunkings["content"][0] if "content" in chunkings else strategy.spec
     return _cut(items, cuts), label
-
-
-def _boundaries(chunking: Chunking[str]) -> Iterator[int]:
-    """``chunking.splits``, one at a time: per character, that tuple was a million ints."""
-    return islice(accumulate(map(len, chunking.chunks)), len(chunking.chunks) - 1)
 
 
 class _Cuts:
@@ -300,21 +298,6 @@ def _cut(
 
 def _channel(item: _Text | _Mark) -> str | tuple[str, int] | None:
     return item.channel if isinstance(item, _Text) else None
-
-
-def _nth(strategy: Strategy, text: AnyStr, turn: int, seed: int) -> Chunking[AnyStr]:
-    """The strategy's ``turn``-th chunking of ``text``, going round when it makes fewer
-    (``exhaustive``); a random one makes that run alone. Only one chunking is kept."""
-    if strategy.repeated:
-        return next(strategy.chunkings(text, runs=turn + 1, seed=seed, start=turn))
-    made = 0
-    for chunking in strategy.chunkings(text, seed=seed):
-        if made == turn:
-            return chunking
-        made += 1
-    if made == 0:
-        return Chunking(strategy.spec, strategy.spec, ())
-    return next(strategy.chunkings(text, seed=seed, start=turn % made))
 
 
 def _pieces(run: Sequence[_Text], start: int, cuts: _Cuts) -> Iterator[_Text]:
@@ -459,18 +442,18 @@ def _retransported(played: Playing, strategy: Strategy, turn: int, seed: int) ->
         times.append(write.t_ns)
         ends.append((ends[-1] if ends else 0) + len(write.data))
         parts.append(write.data)
-    chunking = _nth(strategy, b"".join(parts), turn, seed)
+    label, chunks = strategy.nth(b"".join(parts), turn, seed=seed)
     return Playing(
         played.status,
         played.content_type,
-        _timed_chunks(chunking.chunks, times, ends),
+        _timed_chunks(chunks, times, ends),
         played.complete,
-        chunking.label,
+        label,
     )
 
 
 def _timed_chunks(
-    chunks: Sequence[bytes], times: Sequence[int], ends: Sequence[int]
+    chunks: Iterable[bytes], times: Sequence[int], ends: Sequence[int]
 ) -> Iterator[Write]:
     position = recorded = 0
     for chunk in chunks:

@@ -13,12 +13,15 @@ not run.
 from __future__ import annotations
 
 import dataclasses
+from array import array
 from collections.abc import Iterable, Mapping, Sequence
+from functools import partial
 from itertools import accumulate
 from pathlib import Path
 from typing import Any, Final
 
-from tcr.corpus import Recording, read_recording
+from tcr.corpus import Frame, Recording, read_recording
+from tcr.detector.events import Detector
 from tcr.detector.loader import REFERENCE, DetectorSpec
 from tcr.errors import DecodeError, FactoryError, TcrError
 from tcr.judge import Judge
@@ -26,11 +29,11 @@ from tcr.oracle import TRACE_CHECKS, Check, Verdict, Violation
 from tcr.rechunk import Strategy, parse_strategy
 from tcr.stream import Decoded, Delta, StreamDecoder, decode_bytes
 from tcr.time_limit import check_timeout
-from tcr.trace import Placed, Trace, place_events
+from tcr.trace import Placed, Trace
 
 from .show_render import clip as _clip
 from .show_render import render, visible
-from .show_summary import ShowSummary
+from .show_summary import Rows, ShowSummary
 
 __all__ = ["ShowSummary", "render", "summarize", "visible"]
 
@@ -69,9 +72,10 @@ def summarize(
         complete=recording.complete,
         incomplete_reason=recording.incomplete_reason,
         trailer=_jsonable(recording.end),
-        frames=_frames(recording),
+        frames=Rows(len(recording.frames), partial(_frame_row, recording.frames)),
         decoded=_decoded(decoded, error),
         expect=_jsonable(recording.expect),
+        body_bytes=sum(len(_as_bytes(frame.data)) for frame in recording.frames),
     )
     if error is not None:
         return summary
@@ -81,7 +85,7 @@ def summarize(
         "rechunk": strategy.spec,
         "label": label,
         "recorded_chunks": len(decoded.content),
-        "chunks": _offsets(chunks),
+        "chunks": _chunk_rows(chunks),
     }
     text = "".join(chunks)
     judge = Judge(
@@ -149,19 +153,20 @@ def _one(strategy: Strategy, chunkings: Iterable[Any]) -> Any:
 
 def _judge(judge: Judge, chunks: tuple[str, ...]) -> tuple[dict[str, Any], Verdict]:
     try:
-        trace = judge.trace(chunks, states=True)
+        run = judge.run(chunks)  # no state per step: show displays none, as replay
+        trace = run[1]
         verdict = judge.judge_trace(trace, checks=TRACE_CHECKS)
     except FactoryError as error:  # the factory itself failed: a finding about the detector
         message = str(error)
         crash = {"chunk": None, "offset": None, "error": message}
         found = Verdict((Violation(Check.CRASH, message, None, None, ""),), (Check.CRASH,))
         return {"events": [], "shown": "", "crash": crash}, found
-    return _run(trace), verdict + _warm_cold(judge, chunks)
+    return _run(trace), verdict + _warm_cold(judge, run)
 
 
-def _warm_cold(judge: Judge, chunks: Sequence[str]) -> Verdict:
+def _warm_cold(judge: Judge, run: tuple[Detector, Trace]) -> Verdict:
     try:
-        return judge.warm_cold(chunks)
+        return judge.warm_cold(run[1].chunks, fresh_run=run)
     except TcrError as error:  # a seeded or reused detector that fails is a finding too
         return Verdict(
             (Violation(Check.WARM_COLD, str(error), None, None, ""),), (Check.WARM_COLD,)
@@ -169,22 +174,21 @@ def _warm_cold(judge: Judge, chunks: Sequence[str]) -> Verdict:
 
 
 def _run(trace: Trace) -> dict[str, Any]:
-    crash = trace.crash
+    crash, placed = trace.crash, trace.placed()
     return {
-        "events": [
-            _event(index, placed, trace) for index, placed in enumerate(place_events(trace))
-        ],
+        "events": Rows(len(placed), partial(_event_row, placed, len(trace.chunks))),
         "shown": trace.shown,
         "crash": crash and {"chunk": crash.index, "offset": crash.offset, "error": crash.error},
     }
 
 
-def _event(index: int, placed: Placed, trace: Trace) -> dict[str, Any]:
+def _event_row(events: Sequence[Placed], finish_step: int, index: int) -> dict[str, Any]:
+    placed = events[index]
     raw, start = placed.event.raw, placed.start
     return {
         "index": index,
         "chunk": placed.step,  # len(chunks) is the finish() step
-        "finish": placed.step == len(trace.chunks),
+        "finish": placed.step == finish_step,
         "type": type(placed.event).__name__,
         "start": start,
         "end": None if start is None or raw is None else start + len(raw),
@@ -192,33 +196,34 @@ def _event(index: int, placed: Placed, trace: Trace) -> dict[str, Any]:
     }
 
 
-def _offsets(chunks: Sequence[str]) -> list[dict[str, Any]]:
-    starts = accumulate(map(len, chunks), initial=0)  # one more than there are chunks
-    pairs = enumerate(zip(starts, chunks, strict=False))
-    return [{"index": index, "offset": offset, "text": text} for index, (offset, text) in pairs]
+def _chunk_rows(chunks: Sequence[str]) -> Rows:
+    starts = array("q", accumulate(map(len, chunks), initial=0))
+    return Rows(len(chunks), partial(_chunk_row, chunks, starts))
+
+
+def _chunk_row(chunks: Sequence[str], starts: Sequence[int], index: int) -> dict[str, Any]:
+    return {"index": index, "offset": starts[index], "text": chunks[index]}
 
 
 def _as_bytes(data: bytes | str) -> bytes:
     return data if isinstance(data, bytes) else data.encode("utf-8")
 
 
-def _frames(recording: Recording) -> list[dict[str, Any]]:
-    rows, previous = [], 0
-    for index, frame in enumerate(recording.frames):
-        data = frame.data
-        text = data.decode("utf-8", "backslashreplace") if isinstance(data, bytes) else data
-        row = {
-            "index": index,
-            "t_ms": round(frame.t_ns / 1e6, 3),
-            "delta_ms": round((frame.t_ns - previous) / 1e6, 3),
-            "bytes": len(_as_bytes(data)),
-            "preview": _clip(visible(text), PREVIEW),
-        }
-        if frame.meta is not None:
-            row["meta"] = _jsonable(frame.meta)
-        rows.append(row)
-        previous = frame.t_ns
-    return rows
+def _frame_row(frames: Sequence[Frame], index: int) -> dict[str, Any]:
+    frame = frames[index]
+    previous = frames[index - 1].t_ns if index else 0
+    data = frame.data
+    text = data.decode("utf-8", "backslashreplace") if isinstance(data, bytes) else data
+    row = {
+        "index": index,
+        "t_ms": round(frame.t_ns / 1e6, 3),
+        "delta_ms": round((frame.t_ns - previous) / 1e6, 3),
+        "bytes": len(_as_bytes(data)),
+        "preview": _clip(visible(text), PREVIEW),
+    }
+    if frame.meta is not None:
+        row["meta"] = _jsonable(frame.meta)
+    return row
 
 
 def _decoded(decoded: Decoded, error: str | None) -> dict[str, Any]:
@@ -226,7 +231,7 @@ def _decoded(decoded: Decoded, error: str | None) -> dict[str, Any]:
         "framing": decoded.framing,
         "done": decoded.done,
         "finish_reason": decoded.finish_reason,
-        "deltas": [_delta(index, delta) for index, delta in enumerate(decoded.deltas)],
+        "deltas": Rows(len(decoded.deltas), partial(_delta_row, decoded.deltas)),
         "calls": [dataclasses.asdict(call) for call in decoded.calls],
         "reasoning": decoded.reasoning_text,
         "errors": list(decoded.errors),
@@ -235,8 +240,9 @@ def _decoded(decoded: Decoded, error: str | None) -> dict[str, Any]:
     }
 
 
-def _delta(index: int, delta: Delta) -> dict[str, Any]:
+def _delta_row(deltas: Sequence[Delta], index: int) -> dict[str, Any]:
     """The fields a delta carried (``None``, ``""``, ``False`` and ``()`` left out)."""
+    delta = deltas[index]
     out: dict[str, Any] = {"index": index}
     for name in ("role", "content", "reasoning", "finish_reason", "done", "error"):
         value = getattr(delta, name)

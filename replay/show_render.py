@@ -7,6 +7,7 @@ characters are always drawn (``↵``, ``→``, trailing ``·``).
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
@@ -59,11 +60,14 @@ _COLOURS: Final = {"Text": "default", "ToolCall": "green", "Reasoning": "magenta
 _COLOURS_REJECTED: Final = "yellow"
 
 
-def render(summary: ShowSummary, console: Console, *, frames_limit: int = 40) -> None:
+def render(
+    summary: ShowSummary, console: Console, *, frames_limit: int = 40, chunks_limit: int = 0
+) -> None:
     """Print a summary: header, frames, decoded stream, content, events, verdict.
 
     Long tables show their first and last rows (``frames_limit`` in all, 0 for
-    every row). On a console without colour, chunk boundaries are drawn as ``│``.
+    every row), the content its first and last chunks (``chunks_limit`` in all, 0
+    for all of it). On a console without colour, chunk boundaries are drawn as ``│``.
     """
     plain = console.color_system is None
     console.print(_header_panel(summary))
@@ -79,7 +83,7 @@ def render(summary: ShowSummary, console: Console, *, frames_limit: int = 40) ->
         f"Content: {len(content['text'])} characters in {len(chunks)} chunks ({content['label']})"
     )
     console.print(Rule(title, align="left"))
-    console.print(_content(chunks, plain))
+    console.print(_content(content, chunks_limit, plain))
     claim = run.get("claim")
     said = "" if claim is None else f"; judged against: {Claim.of(claim)}"
     console.print(Rule(f"Detector events ({run['spec']}{said})", align="left"))
@@ -108,8 +112,7 @@ def _header_panel(summary: ShowSummary) -> Panel:
     grid.add_row("tools", "any (none declared)" if tools is None else ", ".join(tools) or "none")
     labels = {k: v for k, v in (header.get("labels") or {}).items() if v is not None}
     grid.add_row("labels", ", ".join(f"{k}={v}" for k, v in labels.items()) or "-")
-    frames = summary.frames
-    size = sum(row["bytes"] for row in frames)
+    frames, size = summary.frames, summary.body_bytes
     duration = f", {frames[-1]['t_ms']:.1f} ms" if frames else ""
     if summary.complete:
         state = RichText.assemble(("complete", "green"), f": {len(frames)} frames, {size} bytes")
@@ -147,12 +150,18 @@ def _table(*columns: str, wrap: bool = False) -> Table:
     return table
 
 
+def _ends(count: int, limit: int) -> tuple[int, int]:
+    """How many of ``count`` rows to show first and last, ``limit`` in all (0: every row)."""
+    if 0 < limit < count:
+        return limit - limit // 2, limit // 2
+    return count, 0
+
+
 def _rows(
     table: Table, rows: Sequence[Any], limit: int, cells: Callable[[Any], list[Any]], what: str
 ) -> Table:
     """The first and last rows, ``limit`` in all (0: every row), saying how many were left out."""
-    tail = limit // 2 if 0 < limit < len(rows) else 0
-    head = limit - tail if 0 < limit < len(rows) else len(rows)
+    head, tail = _ends(len(rows), limit)
     for row in rows[:head]:
         table.add_row(*cells(row))
     if head + tail < len(rows):
@@ -223,53 +232,78 @@ def _brief_delta(delta: Mapping[str, Any]) -> str:
     return " ".join(parts)
 
 
-def _content(chunks: Sequence[Mapping[str, Any]], plain: bool) -> RichText:
-    text = "".join(chunk["text"] for chunk in chunks)
-    out = RichText()
+def _content(content: Mapping[str, Any], limit: int, plain: bool) -> RichText:
+    """The content with its chunk boundaries: the first and last chunks, ``limit`` in all."""
+    text, chunks = content["text"], content["chunks"]
     if not text:
         return RichText("(no content)", style="dim")
     # Where each invisible character sits, found on the whole text: a space is
     # trailing when the newline after it arrives in a later chunk.
     special = [(m.start() + i, c) for m in _SPECIAL.finditer(text) for i, c in enumerate(m.group())]
-    at = 0
-    for chunk in chunks:
-        index, offset, piece = chunk["index"], chunk["offset"], chunk["text"]
-        if plain and index:
-            out.append(_SEPARATOR, style=_MARK)
-        shade = "" if plain else _SHADES[index % 2]
-        start = 0
-        while at < len(special) and special[at][0] < offset + len(piece):
-            position, char = special[at]
-            out.append(piece[start : position - offset], style=shade)
-            out.append(_visible(char), style=f"{shade} {_MARK}".strip())  # the mark wins
-            if char == "\n":
-                out.append("\n")
-            start, at = position - offset + 1, at + 1
-        out.append(piece[start:], style=shade)
+    positions = [position for position, _ in special]
+    head, tail = _ends(len(chunks), limit)
+    first, last = chunks[:head], chunks[len(chunks) - tail :] if tail else []
+    out = RichText()
+    for chunk in first:
+        _append_chunk(out, chunk, special, positions, plain, separated=chunk["index"] > 0)
+    if head + tail < len(chunks):
+        end = first[-1]["offset"] + len(first[-1]["text"])
+        chars = (last[0]["offset"] if last else len(text)) - end
+        elided = f"… {len(chunks) - head - tail:,} chunks elided ({chars:,} characters)"
+        out.append(("" if out.plain.endswith("\n") else "\n") + elided + "\n", "dim italic")
+    for number, chunk in enumerate(last):
+        _append_chunk(out, chunk, special, positions, plain, separated=number > 0)
     legend = _SEPARATOR if plain else "alternating shades"
     out.append(f"\n(chunk boundaries: {legend}; ↵ newline, → tab, · trailing space)", style="dim")
     return out
 
 
+def _append_chunk(
+    out: RichText,
+    chunk: Mapping[str, Any],
+    special: Sequence[tuple[int, str]],
+    positions: Sequence[int],
+    plain: bool,
+    *,
+    separated: bool,
+) -> None:
+    """One chunk, shaded (plain: after a ``│`` when ``separated``), invisible characters drawn."""
+    index, offset, piece = chunk["index"], chunk["offset"], chunk["text"]
+    if plain and separated:
+        out.append(_SEPARATOR, style=_MARK)
+    shade = "" if plain else _SHADES[index % 2]
+    start, at = 0, bisect_left(positions, offset)
+    while at < len(special) and special[at][0] < offset + len(piece):
+        position, char = special[at]
+        out.append(piece[start : position - offset], style=shade)
+        out.append(_visible(char), style=f"{shade} {_MARK}".strip())  # the mark wins
+        if char == "\n":
+            out.append("\n")
+        start, at = position - offset + 1, at + 1
+    out.append(piece[start:], style=shade)
+
+
 def _events_table(run: Mapping[str, Any], chunk_count: int, limit: int) -> Table | RichText:
-    rows = _merged_text_rows(run["events"])
+    events = run["events"]
+    rows = _merged_text_rows(events)
     crash = run["crash"]
     if not rows and crash is None:
         return RichText("no events", style="dim")
     table = _table("#", "chunk", "raw span", "event", wrap=True)
 
-    def cells(row: Mapping[str, Any]) -> list[str | RichText]:
-        first, last = row["events"][0], row["events"][-1]
-        number = str(first["index"]) if first is last else f"{first['index']}-{last['index']}"
+    def cells(row: range) -> list[str | RichText]:
+        first, last = events[row[0]], events[row[-1]]
+        merged = len(row) > 1
+        number = f"{first['index']}-{last['index']}" if merged else str(first["index"])
         chunk = _step_name(first["chunk"], chunk_count)
-        if first is not last:
+        if merged:
             chunk = f"{chunk}-{_step_name(last['chunk'], chunk_count)}"
         span = (
             "?"
             if first["start"] is None or last["end"] is None
             else f"{first['start']}:{last['end']}"
         )
-        return [number, chunk, span, _describe(row)]
+        return [number, chunk, span, _describe(events, row)]
 
     _rows(table, rows, limit, cells, "event rows")
     if crash is not None:
@@ -284,25 +318,28 @@ def _step_name(step: int, chunk_count: int) -> str:
     return "finish" if step == chunk_count else str(step)
 
 
-def _merged_text_rows(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """One row per event, adjacent Text events in one row: a char chunking makes hundreds."""
-    rows: list[dict[str, Any]] = []
-    for event in events:
-        if event["type"] == "Text" and rows and rows[-1]["events"][-1]["type"] == "Text":
-            rows[-1]["events"].append(event)
+def _merged_text_rows(events: Sequence[Mapping[str, Any]]) -> list[range]:
+    """The events of each row, adjacent Text events in one row: a char chunking makes
+    hundreds. A row is a range of event indexes, so only the rows shown are read again."""
+    rows: list[range] = []
+    after_text = False
+    for index, event in enumerate(events):
+        text = event["type"] == "Text"
+        if text and after_text:
+            rows[-1] = range(rows[-1].start, index + 1)
         else:
-            rows.append({"events": [event]})
+            rows.append(range(index, index + 1))
+        after_text = text
     return rows
 
 
-def _describe(row: Mapping[str, Any]) -> RichText:
-    events = row["events"]
-    kind = events[0]["type"]
-    fields = events[0]["fields"]
+def _describe(events: Sequence[Mapping[str, Any]], row: range) -> RichText:
+    fields = events[row[0]]["fields"]
+    kind = events[row[0]]["type"]
     style = _COLOURS.get(kind, _COLOURS_REJECTED)
     if kind == "Text":
-        joined = "".join(e["fields"]["text"] for e in events)
-        count = f" ({len(events)} events)" if len(events) > 1 else ""
+        joined = "".join(events[index]["fields"]["text"] for index in row)
+        count = f" ({len(row)} events)" if len(row) > 1 else ""
         return RichText.assemble((f"Text{count} ", "bold"), repr(clip(visible(joined), 200)))
     if kind == "ToolCall":
         body = f"{fields['name']}({clip(fields['arguments'], 200)})"

@@ -196,6 +196,12 @@ class Judge:
         """One chunking through a fresh detector."""
         return run_trace(self.detector(), chunks, states=states, timeout=self.timeout)
 
+    def run(self, chunks: Sequence[str]) -> tuple[Detector, Trace]:
+        """One chunking through a fresh detector, and that detector: ``warm_cold`` takes
+        them as its cold run (on a large message, one run fewer held beside the others)."""
+        detector = self.detector()
+        return detector, run_trace(detector, chunks, states=False, timeout=self.timeout)
+
     def verdict(self, chunks: Sequence[str], *, checks: Collection[str] | None = None) -> Verdict:
         """Every requested check on one chunking (``checks``: a subset for this call)."""
         self.whole  # noqa: B018  (the reference first: a factory that fails, fails here)
@@ -243,12 +249,14 @@ class Judge:
             for v in violations
         )
 
-    def warm_cold(self, chunks: Sequence[str]) -> Verdict:
+    def warm_cold(
+        self, chunks: Sequence[str], *, fresh_run: tuple[Detector, Trace] | None = None
+    ) -> Verdict:
         """Warm equals cold on one chunking (it judges the factory, not a trace).
 
-        On the unsplit message, once ``whole`` has run, its run is the cold one."""
-        fresh_run = None
-        if self._whole is not None and tuple(chunks) == self._whole.chunks:
+        ``fresh_run``: a fresh detector's run of ``chunks`` (``run``), the cold one. On
+        the unsplit message, once ``whole`` has run, its run is the cold one."""
+        if fresh_run is None and self._whole is not None and tuple(chunks) == self._whole.chunks:
             assert self._whole_detector is not None
             fresh_run = self._whole_detector, self._whole
         return warm_cold_verdict(

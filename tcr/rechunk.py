@@ -167,6 +167,38 @@ class Strategy:
         strategy makes runs ``start`` to ``runs - 1`` without making the earlier
         ones, so a range of runs can be replayed on its own (``tcr replay --jobs``).
         """
+        self._check(text, original, runs, start)
+        if self.repeated:
+            return self._generate(text, original, runs, seed, start)
+        return islice(self._generate(text, original, runs, seed), start, None)
+
+    def nth(self, text: AnyStr, n: int, *, seed: int = 0) -> tuple[str, Iterator[AnyStr]]:
+        """The label and chunks of the ``n``-th chunking of ``text`` (``chunkings``'
+        ``n``-th, going round when it makes fewer; a random strategy's run ``n``).
+
+        The chunks of ``char``, ``fixed``, ``bytes`` and the random kinds are cut as
+        they are taken: ``tcr serve`` sends one chunking per request, and per
+        character of a 1 MB recording their tuple was a million strings per client.
+        """
+        self._check(text, None, n, n)
+        if self.kind in ("char", "fixed", "bytes"):
+            return self.spec, _fixed(text, self.size or 1)  # char: size 0, cut per 1
+        if self.repeated:
+            return f"{self.spec}#{n}", _random(text, self.size, random.Random(f"{seed}/{n}"))
+        made = 0  # counted, not kept: exhaustive makes one chunking per character
+        for chunking in self.chunkings(text, seed=seed):
+            if made == n:
+                return chunking.label, iter(chunking.chunks)
+            made += 1
+        if made == 0:
+            return self.spec, iter(())
+        chunking = next(self.chunkings(text, seed=seed, start=n % made))
+        return chunking.label, iter(chunking.chunks)
+
+    def _check(
+        self, text: AnyStr, original: Sequence[AnyStr] | None, runs: int, start: int
+    ) -> None:
+        """What ``chunkings`` refuses, refused before anything is made."""
         if self.transport and not isinstance(text, bytes):
             raise TcrError(
                 f"rechunk strategy {self.spec!r} re-splits transport bytes: "
@@ -181,9 +213,6 @@ class Strategy:
                 raise TcrError(f"rechunk strategy {self.spec!r}: {error}") from None
         if self.kind == "original" and original is not None and text[:0].join(original) != text:
             raise TcrError("the original chunks do not add up to the text being rechunked")
-        if self.repeated:
-            return self._generate(text, original, runs, seed, start)
-        return islice(self._generate(text, original, runs, seed), start, None)
 
     def _generate(
         self,
@@ -200,14 +229,14 @@ class Strategy:
         elif self.kind == "whole":
             yield Chunking(spec, spec, _nonempty((text,)))
         elif self.kind == "char":
-            yield Chunking(spec, spec, _fixed(text, 1))
+            yield Chunking(spec, spec, tuple(_fixed(text, 1)))
         elif self.kind in ("fixed", "bytes"):
-            yield Chunking(spec, spec, _fixed(text, self.size))
+            yield Chunking(spec, spec, tuple(_fixed(text, self.size)))
         elif self.kind in ("random", "bytes-random"):
             for run in range(start, runs):
                 # One generator per run, so "random:8#13" is reproducible on its own; a
                 # str seed is hashed with SHA-512, not hash(), so PYTHONHASHSEED is moot.
-                chunks = _random(text, self.size, random.Random(f"{seed}/{run}"))
+                chunks = tuple(_random(text, self.size, random.Random(f"{seed}/{run}")))
                 yield Chunking(spec, f"{spec}#{run}", chunks)
         elif self.kind in ("exhaustive", "bytes-exhaustive"):
             yield from _exhaustive(spec, text)
@@ -221,25 +250,23 @@ def _nonempty(chunks: tuple[AnyStr, ...]) -> tuple[AnyStr, ...]:
     return tuple(c for c in chunks if c)
 
 
-def _fixed(text: AnyStr, size: int) -> tuple[AnyStr, ...]:
-    return tuple(text[i : i + size] for i in range(0, len(text), size))
+def _fixed(text: AnyStr, size: int) -> Iterator[AnyStr]:
+    return (text[i : i + size] for i in range(0, len(text), size))
 
 
-def _random(text: AnyStr, most: int, rng: random.Random) -> tuple[AnyStr, ...]:
+def _random(text: AnyStr, most: int, rng: random.Random) -> Iterator[AnyStr]:
     # The draws of rng.randrange(most), inlined (rejection sampling on getrandbits, as
     # CPython does it; test_rechunk pins the equality): on a large text this loop was
     # a quarter of a random run's replay.
-    chunks: list[AnyStr] = []
-    append, bits, width = chunks.append, rng.getrandbits, most.bit_length()
+    bits, width = rng.getrandbits, most.bit_length()
     start, length = 0, len(text)
     while start < length:
         size = bits(width)
         while size >= most:
             size = bits(width)
         end = start + size + 1
-        append(text[start:end])
+        yield text[start:end]
         start = end
-    return tuple(chunks)
 
 
 def _exhaustive(spec: str, text: AnyStr) -> Iterator[Chunking[AnyStr]]:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Final, NoReturn
 
 import click
 from rich.console import Console
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
     from tcr.replay.show import ShowSummary
 
 __all__ = ["show"]
+
+DEFAULT_ROWS: Final = 40  # rows of each table without --frames
 
 EPILOG = """\b
 Exit status: 0 every check passed, 1 a violation was found, 2 bad input
@@ -67,10 +70,10 @@ Examples:
     "--frames",
     "frames_limit",
     type=click.IntRange(min=0),
-    default=40,
-    show_default=True,
+    default=None,
     metavar="N",
-    help="Show the first and last frames, deltas and events, N rows in all (0: every row).",
+    help="Show the first and last frames, deltas, events and chunks of the content, "
+    "N of each in all (0: every one). Without it: 40 rows of each table, and all the content.",
 )
 @json_option
 @junit_option
@@ -86,7 +89,7 @@ def show(
     dialects: tuple[str, ...],
     empty_tools: str | None,
     seed: int,
-    frames_limit: int,
+    frames_limit: int | None,
     as_json: bool,
     junit: Path | None,
     sarif: Path | None,
@@ -114,9 +117,13 @@ def show(
     except TcrError as error:
         _fail(ctx, error)
     if as_json:
-        click.echo(summary.to_json())
+        _echo_pieces(summary.iter_json())
+    elif frames_limit is None:
+        render(summary, Console(highlight=False), frames_limit=DEFAULT_ROWS)
     else:
-        render(summary, Console(highlight=False), frames_limit=frames_limit)
+        render(
+            summary, Console(highlight=False), frames_limit=frames_limit, chunks_limit=frames_limit
+        )
     code = summary.exit_code
     if code == EXIT_ERROR:
         click.echo(f"tcr show: {_one_line(_unusable(summary))}", err=True)
@@ -131,6 +138,19 @@ def show(
         (sarif, lambda path: write_sarif(summary, path, command=command)),
     )
     ctx.exit(code if written else EXIT_ERROR)
+
+
+def _echo_pieces(pieces: Iterable[str]) -> None:
+    """Text made in many small pieces, written in blocks of about 64 KiB, then a newline."""
+    block: list[str] = []
+    size = 0
+    for piece in pieces:
+        block.append(piece)
+        size += len(piece)
+        if size >= 1 << 16:
+            click.echo("".join(block), nl=False)
+            block, size = [], 0
+    click.echo("".join(block))
 
 
 def _fail(ctx: click.Context, error: TcrError) -> NoReturn:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import subprocess
 import sys
+from typing import AnyStr, SupportsIndex
 
 import pytest
 
@@ -322,3 +323,60 @@ def test_content_strategy_works_on_bytes_too() -> None:
 
 def all_bytes(spec: str, body: bytes) -> list[tuple[bytes, ...]]:
     return [c.chunks for c in parse_strategy(spec).chunkings(body, runs=3)]
+
+
+# --- the n-th chunking, cut as it is taken (tcr serve, issue 14) ----------------------
+
+
+def nth_chunking(spec: str, text: AnyStr, n: int) -> Chunking[AnyStr]:
+    """The n-th request's chunking as the strategy's chunkings give it, going round."""
+    strategy = parse_strategy(spec)
+    if strategy.repeated:
+        return next(strategy.chunkings(text, runs=n + 1, seed=7, start=n))
+    made = list(strategy.chunkings(text, seed=7))
+    return made[n % len(made)]
+
+
+@pytest.mark.parametrize("spec", CONTENT_SPECS)
+@pytest.mark.parametrize("text", TEXTS)
+def test_the_nth_chunking_is_the_one_chunkings_makes_for_it(spec: str, text: str) -> None:
+    for n in range(4):
+        label, chunks = parse_strategy(spec).nth(text, n, seed=7)
+        expected = nth_chunking(spec, text, n)
+        assert (label, tuple(chunks)) == (expected.label, expected.chunks)
+
+
+@pytest.mark.parametrize(
+    "spec", ["bytes:1", "bytes:3", "bytes-random", "bytes-random:2", "bytes-exhaustive"]
+)
+def test_the_nth_transport_chunking_is_the_one_chunkings_makes_for_it(spec: str) -> None:
+    for n in range(4):
+        label, chunks = parse_strategy(spec).nth(BODY, n, seed=7)
+        expected = nth_chunking(spec, BODY, n)
+        assert (label, tuple(chunks)) == (expected.label, expected.chunks)
+
+
+class CountedSlices(str):
+    """A text that counts the pieces cut from it."""
+
+    cut = 0
+
+    def __getitem__(self, index: SupportsIndex | slice) -> str:
+        CountedSlices.cut += 1
+        return str.__getitem__(self, index)
+
+
+@pytest.mark.parametrize("spec", ["char", "fixed:2", "random:3", "whole"])
+def test_the_nth_chunking_is_cut_as_it_is_taken(spec: str) -> None:
+    text = CountedSlices("abcdefgh" * 1000)
+    CountedSlices.cut = 0
+    _, chunks = parse_strategy(spec).nth(text, 1)
+    first = next(chunks)
+    assert CountedSlices.cut <= 1 and text.startswith(first)
+
+
+def test_the_nth_chunking_refuses_what_chunkings_refuses() -> None:
+    with pytest.raises(TcrError, match="raw body"):
+        parse_strategy("bytes:2").nth("text", 0)
+    with pytest.raises(TcrError, match="0 or more"):
+        parse_strategy("char").nth("text", -1)

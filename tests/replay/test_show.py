@@ -13,6 +13,7 @@ from rich.console import Console
 
 from tcr.commands.show import show
 from tcr.corpus import new_header, read_recording, write_recording
+from tcr.detector.core import StreamDetector
 from tcr.detector.events import Detector
 from tcr.errors import TcrError
 from tcr.replay.show import ShowSummary, render, summarize, visible
@@ -120,6 +121,14 @@ def rendered(summary: ShowSummary, **kwargs: Any) -> str:
 
 def raising_factory(tools: list[str] | None = None) -> Detector:
     raise RuntimeError("no model loaded")
+
+
+MADE: list[str | None] = []  # the format each counting_factory detector was seeded with
+
+
+def counting_factory(tools: list[str] | None = None, format: str | None = None) -> Detector:
+    MADE.append(format)
+    return StreamDetector(tools, format=format)
 
 
 # --- the summary -------------------------------------------------------------------
@@ -288,6 +297,15 @@ def test_expectation_is_shown_and_checked(tmp_path: Path) -> None:
     assert summary.expect == expect
     assert [v.check for v in summary.verdict.violations] == ["expected"]
     assert "expected" in summary.verdict.ran
+
+
+def test_the_chunked_run_is_the_cold_run_of_warm_equals_cold(sse_file: Path) -> None:
+    MADE.clear()
+    summary = summary_of(sse_file, detector="test_show:counting_factory", rechunk="char")
+
+    assert summary.verdict.ok and "warm_cold" in summary.verdict.ran
+    # its claim read off one, the chunking, whole, reused, seeded: no second cold run
+    assert MADE == [None, None, None, None, "hermes"]
 
 
 def test_detector_that_crashes_is_a_crash_finding(sse_file: Path) -> None:
@@ -507,3 +525,77 @@ def test_help_ends_with_examples() -> None:
     assert result.exit_code == 0
     examples = result.output.rstrip().split("Examples:")[-1].strip().splitlines()
     assert len(examples) >= 3 and all(line.strip().startswith("tcr show ") for line in examples)
+
+
+# --- a long recording, shown a few rows at a time (issue 14) -------------------------
+
+
+@pytest.fixture
+def long_file(tmp_path: Path) -> Path:
+    frames = [(i * 1_000_000, f"w{i} ") for i in range(300)]
+    return write_recording(tmp_path / "long.msgpack", new_header("chunks"), frames)
+
+
+@pytest.fixture
+def rows_made(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """How many rows of each table the summary made, counted as they are made."""
+    import tcr.replay.show as show_module
+
+    made: dict[str, int] = {}
+    for name in ("_frame_row", "_delta_row", "_chunk_row", "_event_row"):
+        build = getattr(show_module, name)
+
+        def counted(*args: Any, _build: Any = build, _name: str = name) -> Any:
+            made[_name] = made.get(_name, 0) + 1
+            return _build(*args)
+
+        monkeypatch.setattr(show_module, name, counted)
+    return made
+
+
+def test_a_summary_makes_its_rows_when_they_are_read(
+    long_file: Path, rows_made: dict[str, int]
+) -> None:
+    summary = summarize(long_file)
+    assert rows_made == {}
+
+    assert summary.frames[299]["preview"] == "w299·"
+    assert len(summary.frames) == len(summary.decoded["deltas"]) == 300
+    assert rows_made == {"_frame_row": 1}
+
+
+def test_show_frames_n_makes_only_the_rows_it_shows(
+    long_file: Path, rows_made: dict[str, int]
+) -> None:
+    text = rendered(summarize(long_file), frames_limit=4, chunks_limit=4)
+
+    assert "296 frames elided" in text and "296 chunks elided" in text
+    assert rows_made["_frame_row"] <= 5 and rows_made["_chunk_row"] <= 5
+
+
+def test_show_frames_n_cuts_the_content_to_its_first_and_last_chunks(long_file: Path) -> None:
+    text = rendered(summarize(long_file), frames_limit=4, chunks_limit=4)
+    content = text.split("Content: ")[1].split("Detector events")[0]
+
+    assert "\nw0 │w1 \n… 296 chunks elided (1,374 characters)\nw298 │w299·\n" in content
+    assert "w2 " not in content and "w297 " not in content
+
+
+def test_without_frames_the_command_shows_the_whole_content(long_file: Path) -> None:
+    default, cut = invoke(str(long_file)), invoke(str(long_file), "--frames", "4")
+
+    assert (default.exit_code, cut.exit_code) == (0, 0)
+    assert "260 frames elided" in default.stdout and "chunks elided" not in default.stdout
+    assert "│w150 │" in default.stdout.split("Content: ")[1]
+    assert "296 chunks elided" in cut.stdout and "w150 " not in cut.stdout
+
+
+def test_json_written_in_pieces_is_the_summary_as_json_dumps_writes_it(
+    sse_file: Path, long_file: Path, incomplete_file: Path
+) -> None:
+    for path in (sse_file, long_file, incomplete_file):
+        summary = summarize(path, rechunk="char")
+
+        expected = json.dumps(summary.to_dict(), indent=2, ensure_ascii=False)
+        assert "".join(summary.iter_json()) == summary.to_json() == expected
+        assert isinstance(summary.to_dict()["frames"], list)
