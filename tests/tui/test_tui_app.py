@@ -135,7 +135,7 @@ def test_brackets_jump_between_state_changes() -> None:
         assert "state    matching_prefix ─open→ in_block" in detail(app)
         await pilot.press("right_square_bracket")
         assert app.row == 35
-        assert "state    in_block ─close/release/too_long→ printing" in detail(app)
+        assert "state    in_block ─close→ printing" in detail(app)
         assert "ToolCall get_weather" in detail(app)
         await pilot.press("left_square_bracket")
         assert app.row == 8

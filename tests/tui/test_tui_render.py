@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from tui_helpers import DROPS_PENDING, END_IN_PREFIX, PER_CHUNK_MARKERS, SPLIT_MARKER, STATELESS
 
+from tcr.detector.core import StreamDetector
 from tcr.detector.events import Reasoning, Rejected, Text, ToolCall
-from tcr.tui.model import Session, open_session
-from tcr.tui.widgets.detail import describe, plain, triggers
+from tcr.tui.model import Session, moves_between, open_session, triggers
+from tcr.tui.widgets.detail import describe, plain
 from tcr.tui.widgets.status import status_text
 from tcr.tui.widgets.steps import event_summary, row_cells, short_state
 from tcr.tui.widgets.stream import Span, chunk_spans, layout, marker_spans, step_spans
@@ -154,6 +157,43 @@ def test_transitions_are_read_from_the_table() -> None:
     assert triggers("matching_prefix", "in_block") == ["open"]
     assert triggers("in_block", "printing") == ["close", "release", "too_long"]
     assert triggers("mode_x", "printing") == []
+
+
+def test_a_close_step_shows_the_move_taken_not_every_one_possible() -> None:
+    session = judged(open_session(SPLIT_MARKER))
+    run = session.run
+    text = plain(describe(run, run.view(35), reference=session.reference(), show_diff=False))
+    assert "state    in_block ─close→ printing" in text
+
+
+def test_a_step_that_opens_and_closes_a_block_shows_both_moves() -> None:
+    chunks = ['Hi <tool_call>{"name": "f", "arguments": {}}</tool_call> ok <t', "hink>"]
+    run = open_session(chunks=chunks).run
+    first = plain(describe(run, run.view(0), reference=None, show_diff=False))
+    assert "state    printing ─open→ in_block ─close→ printing ─prefix→ matching_prefix" in first
+    second = plain(describe(run, run.view(1), reference=None, show_diff=False))
+    assert "state    matching_prefix ─open→ in_block" in second
+
+
+def test_a_detector_that_names_no_moves_gets_the_moves_the_table_allows() -> None:
+    class Quiet(StreamDetector):  # a state without moves, as a foreign detector's
+        @property
+        def state(self) -> object:
+            state = super().state
+            return SimpleNamespace(
+                fsm=state.fsm, format=state.format, block_format=state.block_format,
+                pending=state.pending, block=state.block,
+            )  # fmt: skip
+
+    run = open_session(SPLIT_MARKER, detector=Quiet).run
+    assert moves_between(run.view(34).after, run.view(35).after) == (
+        ("close/release/too_long", "printing"),
+    )
+    text = plain(describe(run, run.view(35), reference=None, show_diff=False))
+    assert "state    in_block ─close/release/too_long→ printing" in text
+    assert "state    printing  (unchanged)" in plain(
+        describe(run, run.view(36), reference=None, show_diff=False)
+    )
 
 
 def test_the_detail_shows_the_move_the_buffers_and_the_events() -> None:

@@ -20,28 +20,19 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from tcr.detector.events import Event, Reasoning, Rejected, Text, ToolCall
-from tcr.detector.machine import FSM, TRANSITIONS
+from tcr.detector.machine import TRANSITIONS
 from tcr.replay.show import visible
 
 from ..diff import Diff, Reference, diff_at
-from ..model import Run, StepView
+from ..model import Run, StepView, moves_between
 
-__all__ = ["DetailPane", "DetailView", "describe", "plain", "triggers", "wrap_rows"]
+__all__ = ["DetailPane", "DetailView", "describe", "plain", "wrap_rows"]
 
 LABEL = 9  # width of the label column (plain text)
 TAIL = 240  # characters of a long buffer or of the shown text kept in view
 CONTEXT = 24  # characters either side of where a diff starts
 
 StyleOf = Callable[[str], Style]
-
-
-def triggers(before: str, after: str) -> list[str]:
-    """The triggers of the transition table that lead from ``before`` to ``after``."""
-    try:
-        moves = TRANSITIONS[FSM(before)]
-    except ValueError:
-        return []
-    return [trigger for trigger, target in moves.items() if target.value == after]
 
 
 def _tail(text: str, limit: int = TAIL) -> str:
@@ -136,9 +127,12 @@ def _state(rows: _Rows, run: Run, view: StepView) -> None:
         return
     if after is None:
         return
-    if before is not None and before.label != after.label:
-        moves = "/".join(triggers(before.label, after.label)) or "?"
-        rows.add("state", before.label, (f" ─{moves}→ ", "dim"), (after.label, "changed"))
+    moves = moves_between(before, after)
+    if before is not None and moves:  # moves_between says none without a before
+        line = rows.add("state", before.label)
+        for trigger, reached in moves:
+            line.append(f" ─{trigger}→ ", rows.style("dim"))
+            line.append(reached, rows.style("changed"))
     else:
         rows.add("state", after.label, ("  (unchanged)", "dim"))
     if after.label in {state.value for state in TRANSITIONS}:
