@@ -170,7 +170,7 @@ class DebuggerApp(App[None]):
             return
         anchor = view.end - 1 if view.end > view.offset else view.offset
         text = self.session.source.text
-        self._stream.show(text, anchor, step_spans(run, view, text, self.match))
+        self._stream.show(text, anchor, step_spans(run, view, text, self.match), run.starts)
         self._subtitle(self._stream_pane, f"{run.spec} · {run.length} chars")
         self._steps.show(run, view.row)
         self._subtitle(self._steps_pane, f"{run.rows} steps")

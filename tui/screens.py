@@ -34,7 +34,7 @@ _KEY_NAMES = {
 }
 
 LEGEND = (
-    ("shades", "alternating backgrounds: one per chunk"),
+    ("¦", "between two chunks, over alternating shades (a ¦ in the stream: ⟨U+00A6⟩)"),
     ("highlight", "the current chunk; dim: input not received yet"),
     ("bold", "an opening or closing marker"),
     ("colour", "an emitted block: call green, reasoning magenta, rejected yellow"),

@@ -68,7 +68,7 @@ def test_opens_on_the_first_step_with_every_pane_drawn() -> None:
             app.query_one(StatusBar).plain
         )
         assert "✓ every check passes" in app.query_one(StatusBar).plain
-        assert app.query_one(StreamView).plain.startswith("<tool_call>↵")
+        assert app.query_one(StreamView).plain.startswith("<¦t¦oo¦l¦_¦c¦al¦l¦>¦↵\n¦{")
         assert app.query_one(StepsTable).cursor == 0
         assert "step     chunk 0/36 '<'" in detail(app)
         assert "state    printing ─prefix→ matching_prefix" in detail(app)
@@ -194,7 +194,7 @@ def test_v_lands_on_the_finish_step_that_loses_the_held_prefix() -> None:
         assert "conservation: lost 7 characters at end: finish() never emitted '<tool_c'" in (
             detail(app)
         )
-        assert app.query_one(StreamView).plain == "The answer is 42.↵\n<tool_c"
+        assert app.query_one(StreamView).plain == "The¦ answer¦ is¦ 42¦.¦↵\n¦<¦t¦oo¦l¦_¦c"
 
     drive(make_app(END_IN_PREFIX, detector=DROPS_PENDING), test)
 

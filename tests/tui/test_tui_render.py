@@ -72,6 +72,36 @@ def test_classes_come_from_overlapping_spans() -> None:
     ]
 
 
+def test_chunk_boundaries_are_marked_so_they_show_without_colour() -> None:
+    rows, _ = layout("abcdef", 0, 20, 2, no_spans, breaks=[0, 2, 5, 6])
+    assert rows_text(rows) == ["ab¦cde¦f"]
+    assert [sorted(c.classes) for c in rows[0] if c.text == "¦"] == [["boundary"], ["boundary"]]
+
+
+def test_a_boundary_takes_a_cell_and_one_after_a_newline_starts_the_row() -> None:
+    rows, _ = layout("abcd\nef", 0, 3, 5, no_spans, breaks=[0, 2, 5, 6, 7])
+    assert rows_text(rows) == ["ab¦", "cd↵", "¦e¦", "f"]
+
+
+def test_a_boundary_mark_in_the_stream_itself_is_drawn_as_its_code_point() -> None:
+    rows, _ = layout("a¦b", 0, 20, 2, no_spans, breaks=[0, 1, 3])
+    assert rows_text(rows) == ["a¦⟨U+00A6⟩b"]
+    assert [(c.text, sorted(c.classes)) for c in rows[0]] == [
+        ("a", []),
+        ("¦", ["boundary"]),
+        ("⟨U+00A6⟩", ["glyph"]),
+        ("b", []),
+    ]
+
+
+def test_boundaries_between_every_character_still_fill_the_pane() -> None:
+    text = "".join(f"line {i}\n" for i in range(200))
+    anchor = text.index("line 100")
+    rows, _ = layout(text, anchor, 20, 6, no_spans, breaks=range(len(text) + 1))
+    assert len(rows) == 6
+    assert rows_text(rows)[4] == "¦l¦i¦n¦e¦ ¦1¦0¦0¦↵"  # two thirds down, as without marks
+
+
 def test_chunks_alternate_shades() -> None:
     assert chunk_spans([0, 2, 5, 9], 0, 9) == [(0, 2, "even"), (2, 5, "odd"), (5, 9, "even")]
     assert chunk_spans([0, 2, 5, 9], 3, 4) == [(2, 5, "odd")]
