@@ -25,9 +25,16 @@ pytestmark = pytest.mark.skipif(
 WIDTH, HEIGHT = 80, 24
 
 
+def installed_tcr() -> str | None:
+    """The ``tcr`` script of the Python running the tests (a venv not on PATH included),
+    else the one on PATH: not another checkout's."""
+    beside = Path(sys.executable).parent / "tcr"
+    return str(beside) if beside.is_file() else shutil.which("tcr")
+
+
 def tui_command() -> list[str]:
     """``tcr tui`` once the command is registered, else the same click command run directly."""
-    tcr = shutil.which("tcr")
+    tcr = installed_tcr()
     if tcr is not None:
         done = subprocess.run([tcr, "tui", "--help"], capture_output=True, timeout=60)
         if done.returncode == 0:
@@ -130,7 +137,7 @@ def test_the_debugger_keeps_its_layout_in_an_80x24_terminal(terminal: Terminal) 
     assert "finish() after 12 chunks" in inside
     assert "conservation: lost 7" in inside
     stream = box(screen, "Stream")
-    assert "<tool_c" in screen[stream[0] + 2]
+    assert "¦<¦t¦oo¦l¦_¦c" in screen[stream[0] + 2]
 
     terminal.tmux("send-keys", "-t", "tui", "?")
     screen = terminal.wait_for(lambda s: any("╭─ Help " in line for line in s), "the help")
@@ -147,7 +154,7 @@ def test_the_debugger_keeps_its_layout_in_an_80x24_terminal(terminal: Terminal) 
 
 
 def test_replay_debug_opens_the_debugger_at_the_first_failure(tmp_path: Path) -> None:
-    tcr = shutil.which("tcr")
+    tcr = installed_tcr()
     assert tcr is not None, "the tcr command is installed with the package"
     config = tmp_path / "tmux.conf"
     config.write_text("set-option -g status off\n")
