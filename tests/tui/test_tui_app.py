@@ -31,6 +31,8 @@ from tcr.tui import DebuggerApp, make_app, open_at_failure
 from tcr.tui.model import Session
 from tcr.tui.screens import BreakpointScreen, HelpScreen, SearchScreen
 from tcr.tui.widgets import DetailPane, DetailView, StatusBar, StepsTable, StreamView
+from tcr.tui.widgets.detail import LABEL
+from tcr.tui.widgets.steps import cells_width
 
 Test = Callable[[DebuggerApp, Any], Awaitable[None]]
 
@@ -340,6 +342,43 @@ def test_c_without_a_breakpoint_asks_for_one() -> None:
         assert app.target is None and app.row == 0
 
     drive(make_app(SPLIT_MARKER), test)
+
+
+# --- the layout at 80x24 -----------------------------------------------------------------------
+
+
+def detail_on_screen(app: DebuggerApp) -> str:
+    """The detail pane's lines in view, without their labels, joined without white space."""
+    pane = app.query_one(DetailPane)
+    top, height = round(pane.scroll_y), pane.scrollable_content_region.height
+    lines = app.query_one(DetailView).lines[top : top + height]
+    return "".join("".join(line[LABEL:] for line in lines).split())
+
+
+@pytest.mark.parametrize(
+    ("path", "detector"),
+    [(SPLIT_MARKER, PER_CHUNK_MARKERS), (END_IN_PREFIX, DROPS_PENDING)],
+    ids=["split-marker", "held-prefix"],
+)
+def test_at_80x24_every_violation_of_the_step_is_in_view(path: Path, detector: str) -> None:
+    async def test(app: DebuggerApp, pilot: Any) -> None:
+        await pilot.press("v")
+        await pilot.pause()
+        shown = detail_on_screen(app)
+        assert app.view.violations
+        for found in app.view.violations:
+            assert "".join(f"{found.check}: {found.message}".split()) in shown
+
+    drive(make_app(path, detector=detector), test, size=(80, 24))
+
+
+def test_at_80_columns_the_steps_pane_fits_its_columns_and_the_detail_gets_the_rest() -> None:
+    async def test(app: DebuggerApp, pilot: Any) -> None:
+        needed = cells_width(app.active_run)
+        assert needed <= app.query_one(StepsTable).size.width <= needed + 3
+        assert app.query_one(DetailView).size.width >= 42
+
+    drive(make_app(SPLIT_MARKER), test, size=(80, 24))
 
 
 # --- help, footer, quit ----------------------------------------------------------------------

@@ -11,7 +11,15 @@ from tcr.detector.events import Reasoning, Rejected, Text, ToolCall
 from tcr.tui.model import Session, moves_between, open_session, triggers
 from tcr.tui.widgets.detail import describe, plain
 from tcr.tui.widgets.status import status_text
-from tcr.tui.widgets.steps import event_summary, row_cells, short_state
+from tcr.tui.widgets.steps import (
+    EVENTS_WIDTH,
+    cells_width,
+    event_summary,
+    header_line,
+    row_cells,
+    row_line,
+    short_state,
+)
 from tcr.tui.widgets.stream import Span, chunk_spans, layout, marker_spans, step_spans
 
 
@@ -168,6 +176,16 @@ def test_a_row_shows_the_state_move_where_it_changes() -> None:
     assert row_cells(run, 9) == (" ", "9", "'↵'", "block", "")
     assert row_cells(run, 35) == ("●", "35", "'>'", "block→printing", "call get_weather")
     assert row_cells(run, 36) == (" ", "fin", "finish()", "printing", "")
+
+
+def test_the_events_column_is_left_out_where_it_does_not_fit() -> None:
+    run = open_session(SPLIT_MARKER).run
+    run.finish_tracing()
+    narrow, wide = cells_width(run) + 1, cells_width(run) + 1 + EVENTS_WIDTH
+    assert header_line(run, narrow) == "    # chunk    state"
+    assert row_line(run, 35, narrow) == ("●", "●  35 '>'      block→printing  ", "")
+    assert header_line(run, wide) == "    # chunk    state           events"
+    assert row_line(run, 35, wide)[2] == "call get_weather"
 
 
 def test_a_flagged_row_is_marked() -> None:

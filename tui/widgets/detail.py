@@ -1,9 +1,9 @@
 """The detail pane: everything about the selected step.
 
-The FSM move (drawn from ``tcr.detector.machine.TRANSITIONS``), the formats,
-the pending and block buffers, the events emitted, the violations flagged at
-this step, what the user has been shown so far and, with the diff on, how that
-differs from what should have been shown.
+The violations flagged at this step (first, so they are in view at 80x24), the
+FSM move (drawn from ``tcr.detector.machine.TRANSITIONS``), the formats, the
+pending and block buffers, the events emitted, what the user has been shown so
+far and, with the diff on, how that differs from what should have been shown.
 """
 
 from __future__ import annotations
@@ -82,9 +82,9 @@ def describe(
     """The detail pane's rows for one step (``style`` maps a role to a style)."""
     rows = _Rows(style)
     _title(rows, run, view)
+    _violations(rows, view)  # first: in view however small the terminal
     _state(rows, run, view)
     _events(rows, view)
-    _violations(rows, view)
     shown = run.shown[: view.shown_length]
     rows.add("shown", (f"{len(shown)} chars ", "dim"), _tail(shown) if shown else "")
     if show_diff:
@@ -221,6 +221,7 @@ class DetailView(Static):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__("", id=id)
         self.plain = ""  # the text last shown (what tests read)
+        self.lines: list[str] = []  # ...and as wrapped to the pane's width
         self._rows: list[Row] = []
         self._height = -1
 
@@ -243,7 +244,8 @@ class DetailView(Static):
     def _draw(self) -> None:
         width = self.size.width or 40
         text = wrap_rows(self._rows, width, self._style("label"))
-        lines = len(text.plain.splitlines()) if text.plain else 0
+        self.lines = text.plain.splitlines()
+        lines = len(self.lines)
         # The height only grows (blank lines pad a shorter description): a new
         # height costs a layout pass over the whole screen, which a step should not.
         if lines < self._height:
