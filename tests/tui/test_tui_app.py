@@ -333,6 +333,37 @@ def test_c_continues_to_the_next_time_a_format_opens() -> None:
     drive(make_app(None, chunks=chunks), test)
 
 
+def test_shift_c_reverse_continues_to_the_previous_hit_of_the_breakpoint() -> None:
+    chunks = ["a <tool_call>", '{"name": "f", "arguments": {}}</tool_call> b ', "<tool_call>", "{}"]
+
+    async def test(app: DebuggerApp, pilot: Any) -> None:
+        app.target = next(t for t in tui_app.nav.targets() if t.value == "in_block")
+        await pilot.press("G", "C")
+        assert app.row == 2
+        assert "state    printing ─open→ in_block" in detail(app)
+        await pilot.press("C")
+        assert app.row == 0
+        said = notes(app)
+        await pilot.press("C")
+        assert app.row == 0 and said == ["state in_block was not entered before this step"]
+        await pilot.press("c")
+        assert app.row == 2
+
+    drive(make_app(None, chunks=chunks), test)
+
+
+@pytest.mark.slow
+def test_shift_c_without_a_breakpoint_asks_for_one_then_goes_back() -> None:
+    async def test(app: DebuggerApp, pilot: Any) -> None:
+        await pilot.press("G", "C")
+        assert isinstance(app.screen, BreakpointScreen)
+        await pilot.press("down", "down", "enter")  # printing, matching_prefix, in_block
+        assert app.row == 8
+        assert "break at state in_block" in app.query_one(StatusBar).plain
+
+    drive(make_app(SPLIT_MARKER), test)
+
+
 @pytest.mark.slow
 def test_c_without_a_breakpoint_asks_for_one() -> None:
     async def test(app: DebuggerApp, pilot: Any) -> None:

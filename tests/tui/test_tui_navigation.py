@@ -100,6 +100,36 @@ def test_run_to_a_format_finds_a_block_opened_and_closed_in_one_chunk() -> None:
     run = traced(None, chunks=chunks)
     assert run.view(0).after.block_format is None  # type: ignore[union-attr]
     assert nav.run_to(run, -1, Target("format", "hermes")) == 0
+    assert nav.run_back(run, 1, Target("format", "hermes")) == 0
+
+
+@pytest.mark.parametrize(
+    ("start", "target", "row"),
+    [
+        (36, Target("state", "in_block"), 8),
+        (9, Target("state", "in_block"), 8),
+        (8, Target("state", "in_block"), None),  # entered at row 8, not before it
+        (36, Target("state", "printing"), 35),
+        (35, Target("state", "printing"), None),  # the start state is not entered
+        (8, Target("state", "matching_prefix"), 0),
+        (36, Target("format", "hermes"), 8),
+        (8, Target("format", "hermes"), None),
+        (36, Target("format", "think"), None),
+    ],
+)
+def test_run_back_stops_where_the_target_was_last_entered(
+    start: int, target: Target, row: int | None
+) -> None:
+    assert nav.run_back(traced(), start, target) == row
+
+
+def test_run_back_undoes_run_to_between_two_hits() -> None:
+    chunks = ["a <tool_call>", "{}</tool_call> b ", "<tool_call>", "{}</tool_call>", " c"]
+    run = traced(None, chunks=chunks)
+    hermes = Target("format", "hermes")
+    assert nav.run_to(run, 0, hermes) == 2
+    assert nav.run_back(run, 2, hermes) == 0
+    assert nav.run_back(run, 4, hermes) == 2
 
 
 @pytest.mark.parametrize(

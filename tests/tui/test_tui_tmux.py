@@ -107,7 +107,7 @@ def assert_layout(screen: list[str]) -> None:
     footer = screen[-1]
     for words in ("np step", "][ change", "v fail", "gG ends", "r rechunk", "/ find"):
         assert words in footer
-    for words in ("d diff", "bc break", "? help", "q quit"):
+    for words in ("d diff", "bcC break", "? help", "q quit"):
         assert words in footer
     for title in ("Stream", "Steps", "Detail"):
         top, left, bottom, right = box(screen, title)
