@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import gc
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import ClassVar
 
@@ -88,6 +88,8 @@ class DebuggerApp(App[None]):
                 tooltip="Breakpoint: run forward until the FSM enters a state or a format"),
         Binding("c", "continue", "cont", group=_BREAK,
                 tooltip="Continue to the next hit of the breakpoint"),
+        Binding("C", "reverse_continue", "back", group=_BREAK,
+                tooltip="Reverse-continue to the previous hit of the breakpoint (as rr's)"),
         Binding("question_mark", "help", "help", key_display="?", tooltip="This help"),
         Binding("q", "quit", "quit", tooltip="Quit"),
     ]  # fmt: skip
@@ -170,7 +172,7 @@ class DebuggerApp(App[None]):
             return
         anchor = view.end - 1 if view.end > view.offset else view.offset
         text = self.session.source.text
-        self._stream.show(text, anchor, step_spans(run, view, text, self.match))
+        self._stream.show(text, anchor, step_spans(run, view, text, self.match), run.starts)
         self._subtitle(self._stream_pane, f"{run.spec} · {run.length} chars")
         self._steps.show(run, view.row)
         self._subtitle(self._steps_pane, f"{run.rows} steps")
@@ -376,24 +378,41 @@ class DebuggerApp(App[None]):
         self.select(row)
 
     def action_breakpoint(self) -> None:
-        self.push_screen(BreakpointScreen(nav.targets(), self.target), self._break_at)
+        self._ask_for_target(then=self.action_continue)
 
-    def _break_at(self, target: Target | None) -> None:
-        if target is not None:
-            self.target = target
-            self.action_continue()
+    def _ask_for_target(self, *, then: Callable[[], None]) -> None:
+        """Pick a breakpoint, then run to it (``then``); escape keeps the old one."""
+
+        def chosen(target: Target | None) -> None:
+            if target is not None:
+                self.target = target
+                then()
+
+        self.push_screen(BreakpointScreen(nav.targets(), self.target), chosen)
 
     def action_continue(self) -> None:
+        self._continue(nav.run_to, "is not entered again", again=self.action_continue)
+
+    def action_reverse_continue(self) -> None:
+        self._continue(
+            nav.run_back, "was not entered before this step", again=self.action_reverse_continue
+        )
+
+    def _continue(
+        self,
+        search: Callable[[Run, int, Target], int | None],
+        otherwise: str,
+        *,
+        again: Callable[[], None],
+    ) -> None:
+        """To the row ``search`` finds for the breakpoint (asked for first if none is set)."""
         if self.target is None:
-            self.action_breakpoint()
+            self._ask_for_target(then=again)
             return
         if self.target.kind == "state" and not self.active_run.stateful:
             self.notify("this detector has no state: break on a format instead", severity="warning")
             return
-        self._go(
-            nav.run_to(self.active_run, self.row, self.target),
-            f"{self.target} is not entered again",
-        )
+        self._go(search(self.active_run, self.row, self.target), f"{self.target} {otherwise}")
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen([b for b in self.BINDINGS if isinstance(b, Binding)]))

@@ -24,11 +24,12 @@ from tcr.oracle import TRACE_CHECKS, Verdict
 from tcr.trace import Trace
 
 from .diff import Reference, reference_for
-from .run import Run, StateView, StepView, state_label
+from .run import Move, Run, StateView, StepView, moves_between, state_label, triggers
 from .source import Source, check_strategy, chunking, load_source, source_from_chunks
 
 __all__ = [
     "DEFAULT_STRATEGIES",
+    "Move",
     "Run",
     "Session",
     "Source",
@@ -36,9 +37,11 @@ __all__ = [
     "StepView",
     "check_strategy",
     "load_source",
+    "moves_between",
     "open_session",
     "source_from_chunks",
     "state_label",
+    "triggers",
 ]
 
 DEFAULT_STRATEGIES: tuple[str, ...] = ("original", "char")

@@ -27,6 +27,7 @@ __all__ = [
     "next_step",
     "previous_change",
     "previous_step",
+    "run_back",
     "run_to",
     "targets",
 ]
@@ -120,6 +121,15 @@ def run_to(run: Run, row: int, target: Target) -> int | None:
         if run.done:
             return None
         run.advance(steps=_SCAN)
+
+
+def run_back(run: Run, row: int, target: Target) -> int | None:
+    """The last row before ``row`` that enters ``target`` (rr's reverse-continue);
+    None if none does. The rows before the current one are traced already."""
+    for candidate in range(min(row, len(run.steps)) - 1, -1, -1):
+        if hits(run, candidate, target):
+            return candidate
+    return None
 
 
 # --- search ---------------------------------------------------------------------------

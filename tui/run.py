@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tcr.detector.events import Detector, Event, Rejected, Text
+from tcr.detector.machine import FSM, TRANSITIONS
 from tcr.oracle import Verdict, Violation
 from tcr.trace import Crash, Step, Trace, iter_steps, reads_state, snapshot_state
 
@@ -26,7 +27,7 @@ from .source import deadline_passed
 if TYPE_CHECKING:
     from .model import Session
 
-__all__ = ["Run", "StateView", "StepView", "state_label"]
+__all__ = ["Move", "Run", "StateView", "StepView", "moves_between", "state_label", "triggers"]
 
 
 # --- state snapshots, whatever the detector ---------------------------------------
@@ -46,6 +47,7 @@ class StateView:
     pending: str | None
     block: str | None
     raw: object
+    moves: tuple[str, ...] | None = None  # the triggers the step took (None: not told)
 
     @classmethod
     def of(cls, state: object) -> StateView:
@@ -56,6 +58,7 @@ class StateView:
             pending=_str_field(state, "pending"),
             block=_str_field(state, "block"),
             raw=state,
+            moves=_moves_field(state),
         )
 
 
@@ -86,6 +89,58 @@ def _str_field(state: object, name: str) -> str | None:
     except Exception:  # a computed field that raises is shown as absent
         return None
     return value if isinstance(value, str) else None
+
+
+def _moves_field(state: object) -> tuple[str, ...] | None:
+    try:
+        value = getattr(state, "moves", None)
+    except Exception:  # as _str_field
+        return None
+    if isinstance(value, tuple) and all(isinstance(item, str) for item in value):
+        return value
+    return None
+
+
+# --- the move a step made, from the transition table ---------------------------------
+
+Move = tuple[str, str]  # (trigger, the state it leads to)
+
+
+def triggers(before: str, after: str) -> list[str]:
+    """The triggers of the transition table that lead from ``before`` to ``after``."""
+    try:
+        moves = TRANSITIONS[FSM(before)]
+    except ValueError:
+        return []
+    return [trigger for trigger, target in moves.items() if target.value == after]
+
+
+def moves_between(before: StateView | None, after: StateView) -> tuple[Move, ...]:
+    """The moves a step made from ``before`` to ``after``, in order.
+
+    A detector that names its moves (the reference's ``state.moves``) is followed
+    through the table, so a ``close`` step says ``close``, and a step that opened and
+    closed a block says both. Otherwise only the table can say: the triggers that
+    lead from one state to the other, ``/``-joined when there are several.
+    """
+    if before is None:
+        return ()
+    taken = after.moves
+    if taken is not None:
+        path: list[Move] = []
+        state = before.label
+        for trigger in taken:
+            try:
+                state = TRANSITIONS[FSM(state)][trigger].value
+            except (ValueError, KeyError):  # not this table's states: the table cannot say
+                break
+            path.append((trigger, state))
+        else:
+            if state == after.label:
+                return tuple(path)
+    if before.label == after.label:
+        return ()
+    return (("/".join(triggers(before.label, after.label)) or "?", after.label),)
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,7 +34,7 @@ _KEY_NAMES = {
 }
 
 LEGEND = (
-    ("shades", "alternating backgrounds: one per chunk"),
+    ("¦", "between two chunks, over alternating shades (a ¦ in the stream: ⟨U+00A6⟩)"),
     ("highlight", "the current chunk; dim: input not received yet"),
     ("bold", "an opening or closing marker"),
     ("colour", "an emitted block: call green, reasoning magenta, rejected yellow"),
@@ -99,7 +99,8 @@ class HelpScreen(ModalScreen[None]):
 
 
 class BreakpointScreen(ModalScreen[Target | None]):
-    """Pick a state or a format; the debugger then runs forward until it is entered."""
+    """Pick a state or a format; the debugger then runs to where it is entered (forward
+    with ``b`` and ``c``, back with ``C``)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "cancel", tooltip="Keep the current breakpoint")
@@ -113,7 +114,7 @@ class BreakpointScreen(ModalScreen[Target | None]):
     def compose(self) -> ComposeResult:
         options = [Option(str(target), id=str(index)) for index, target in enumerate(self.targets)]
         with Vertical(id="breakpoint") as box:
-            box.border_title = "Run until the FSM enters"
+            box.border_title = "Break where the FSM enters"
             yield OptionList(*options, id="targets")
 
     def on_mount(self) -> None:

@@ -23,7 +23,8 @@ __all__ = ["tui"]
 
 EPILOG = """\b
 Keys: n/p step, ]/[ state change, v first violation, g/G start/end,
-r next rechunking, / search, d diff, b breakpoint, c continue, ? help, q quit.
+r next rechunking, / search, d diff, b breakpoint, c/C continue forward/back,
+? help, q quit.
 
 \b
 Exit status: 0 when quit; 2 bad input (unreadable file, body that does not

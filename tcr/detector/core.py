@@ -112,6 +112,7 @@ class StreamDetector:
         self._at_start = True  # all content so far is white space: bare_json may open
         self._block: Block | None = None
         self._offset = 0
+        self._moves: list[str] = []  # state changes of the current feed() or finish()
 
     @property
     def state(self) -> DetectorState:
@@ -122,11 +123,14 @@ class StreamDetector:
             block_format=block.dialect.id if block else None,
             pending=self._pending,
             offset=self._offset,
+            moves=tuple(self._moves),
             _parts=block.snapshot() if block else ([], 0, ""),
         )
 
     def feed(self, chunk: str) -> list[Event]:
         self._offset += len(chunk)
+        if self._moves:
+            self._moves = []
         block = self._block
         if block is None:
             if not self._pending and not self._at_start:
@@ -149,6 +153,8 @@ class StreamDetector:
 
     def finish(self) -> list[Event]:
         """End of message: nothing stays held (policy 5)."""
+        if self._moves:
+            self._moves = []
         out: list[Event] = []
         block = self._block
         if block is not None:
@@ -170,9 +176,12 @@ class StreamDetector:
 
     def _go(self, trigger: str) -> None:
         try:
-            self._fsm = TRANSITIONS[self._fsm][trigger]
+            target = TRANSITIONS[self._fsm][trigger]
         except KeyError:
             raise IllegalTransition(self._fsm, trigger) from None
+        if target is not self._fsm:
+            self._moves.append(trigger)
+        self._fsm = target
 
     def _consume(self, text: str, out: list[Event]) -> None:
         while text:

@@ -61,6 +61,10 @@ class DetectorState:
     block_format: str | None  # the format of the block being read, if any
     pending: str  # text held back because it could still become a marker
     offset: int  # input characters consumed so far
+    # The triggers of the state changes the last feed() or finish() made, in order:
+    # which of a state's moves was taken (in_block → printing is close, release or
+    # too_long) is known only here; the step debugger shows it.
+    moves: tuple[str, ...] = ()
     _parts: tuple[list[str], int, str] = ([], 0, "")
 
     @property

@@ -154,6 +154,36 @@ def test_state_machine_moves_only_along_the_transition_table() -> None:
     assert set(seen) == set(FSM)
 
 
+@pytest.mark.parametrize(
+    ("chunks", "moves"),
+    [
+        (["plain"], ()),
+        (["a <tool"], ("prefix",)),
+        (["a <tool", "s are"], ("flush",)),
+        (["a <tool", "_call>{"], ("open",)),
+        (["a " + CALL + " b"], ("open", "close")),
+        ([CALL + " <think"], ("open", "close", "prefix")),
+        (["<tool_call>{", '"name": "f"'], ()),
+        (['{"answer": 42'], ("open", "release")),
+        (["<tool_call>{" + "x" * 80], ("open", "too_long")),
+        (["a <tool", "FINISH"], ("flush",)),
+        (["<tool_call>{", "FINISH"], ("close",)),
+    ],
+)
+def test_state_names_the_moves_the_last_step_made(
+    chunks: list[str], moves: tuple[str, ...]
+) -> None:
+    """The triggers of the state changes of the last feed() or finish(), in order:
+    what the step debugger shows as the transition taken (one of several the table allows)."""
+    detector = StreamDetector(max_block=64)
+    for chunk in chunks:
+        if chunk == "FINISH":
+            detector.finish()
+        else:
+            detector.feed(chunk)
+    assert detector.state.moves == moves
+
+
 def test_state_shows_the_block_being_read() -> None:
     detector = StreamDetector()
     detector.feed('pre <tool_call>{"name": "f"')

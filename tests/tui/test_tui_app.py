@@ -31,6 +31,8 @@ from tcr.tui import DebuggerApp, make_app, open_at_failure
 from tcr.tui.model import Session
 from tcr.tui.screens import BreakpointScreen, HelpScreen, SearchScreen
 from tcr.tui.widgets import DetailPane, DetailView, StatusBar, StepsTable, StreamView
+from tcr.tui.widgets.detail import LABEL
+from tcr.tui.widgets.steps import cells_width
 
 Test = Callable[[DebuggerApp, Any], Awaitable[None]]
 
@@ -68,7 +70,7 @@ def test_opens_on_the_first_step_with_every_pane_drawn() -> None:
             app.query_one(StatusBar).plain
         )
         assert "✓ every check passes" in app.query_one(StatusBar).plain
-        assert app.query_one(StreamView).plain.startswith("<tool_call>↵")
+        assert app.query_one(StreamView).plain.startswith("<¦t¦oo¦l¦_¦c¦al¦l¦>¦↵\n¦{")
         assert app.query_one(StepsTable).cursor == 0
         assert "step     chunk 0/36 '<'" in detail(app)
         assert "state    printing ─prefix→ matching_prefix" in detail(app)
@@ -135,7 +137,7 @@ def test_brackets_jump_between_state_changes() -> None:
         assert "state    matching_prefix ─open→ in_block" in detail(app)
         await pilot.press("right_square_bracket")
         assert app.row == 35
-        assert "state    in_block ─close/release/too_long→ printing" in detail(app)
+        assert "state    in_block ─close→ printing" in detail(app)
         assert "ToolCall get_weather" in detail(app)
         await pilot.press("left_square_bracket")
         assert app.row == 8
@@ -194,7 +196,7 @@ def test_v_lands_on_the_finish_step_that_loses_the_held_prefix() -> None:
         assert "conservation: lost 7 characters at end: finish() never emitted '<tool_c'" in (
             detail(app)
         )
-        assert app.query_one(StreamView).plain == "The answer is 42.↵\n<tool_c"
+        assert app.query_one(StreamView).plain == "The¦ answer¦ is¦ 42¦.¦↵\n¦<¦t¦oo¦l¦_¦c"
 
     drive(make_app(END_IN_PREFIX, detector=DROPS_PENDING), test)
 
@@ -331,6 +333,37 @@ def test_c_continues_to_the_next_time_a_format_opens() -> None:
     drive(make_app(None, chunks=chunks), test)
 
 
+def test_shift_c_reverse_continues_to_the_previous_hit_of_the_breakpoint() -> None:
+    chunks = ["a <tool_call>", '{"name": "f", "arguments": {}}</tool_call> b ', "<tool_call>", "{}"]
+
+    async def test(app: DebuggerApp, pilot: Any) -> None:
+        app.target = next(t for t in tui_app.nav.targets() if t.value == "in_block")
+        await pilot.press("G", "C")
+        assert app.row == 2
+        assert "state    printing ─open→ in_block" in detail(app)
+        await pilot.press("C")
+        assert app.row == 0
+        said = notes(app)
+        await pilot.press("C")
+        assert app.row == 0 and said == ["state in_block was not entered before this step"]
+        await pilot.press("c")
+        assert app.row == 2
+
+    drive(make_app(None, chunks=chunks), test)
+
+
+@pytest.mark.slow
+def test_shift_c_without_a_breakpoint_asks_for_one_then_goes_back() -> None:
+    async def test(app: DebuggerApp, pilot: Any) -> None:
+        await pilot.press("G", "C")
+        assert isinstance(app.screen, BreakpointScreen)
+        await pilot.press("down", "down", "enter")  # printing, matching_prefix, in_block
+        assert app.row == 8
+        assert "break at state in_block" in app.query_one(StatusBar).plain
+
+    drive(make_app(SPLIT_MARKER), test)
+
+
 @pytest.mark.slow
 def test_c_without_a_breakpoint_asks_for_one() -> None:
     async def test(app: DebuggerApp, pilot: Any) -> None:
@@ -340,6 +373,43 @@ def test_c_without_a_breakpoint_asks_for_one() -> None:
         assert app.target is None and app.row == 0
 
     drive(make_app(SPLIT_MARKER), test)
+
+
+# --- the layout at 80x24 -----------------------------------------------------------------------
+
+
+def detail_on_screen(app: DebuggerApp) -> str:
+    """The detail pane's lines in view, without their labels, joined without white space."""
+    pane = app.query_one(DetailPane)
+    top, height = round(pane.scroll_y), pane.scrollable_content_region.height
+    lines = app.query_one(DetailView).lines[top : top + height]
+    return "".join("".join(line[LABEL:] for line in lines).split())
+
+
+@pytest.mark.parametrize(
+    ("path", "detector"),
+    [(SPLIT_MARKER, PER_CHUNK_MARKERS), (END_IN_PREFIX, DROPS_PENDING)],
+    ids=["split-marker", "held-prefix"],
+)
+def test_at_80x24_every_violation_of_the_step_is_in_view(path: Path, detector: str) -> None:
+    async def test(app: DebuggerApp, pilot: Any) -> None:
+        await pilot.press("v")
+        await pilot.pause()
+        shown = detail_on_screen(app)
+        assert app.view.violations
+        for found in app.view.violations:
+            assert "".join(f"{found.check}: {found.message}".split()) in shown
+
+    drive(make_app(path, detector=detector), test, size=(80, 24))
+
+
+def test_at_80_columns_the_steps_pane_fits_its_columns_and_the_detail_gets_the_rest() -> None:
+    async def test(app: DebuggerApp, pilot: Any) -> None:
+        needed = cells_width(app.active_run)
+        assert needed <= app.query_one(StepsTable).size.width <= needed + 3
+        assert app.query_one(DetailView).size.width >= 42
+
+    drive(make_app(SPLIT_MARKER), test, size=(80, 24))
 
 
 # --- help, footer, quit ----------------------------------------------------------------------

@@ -78,21 +78,33 @@ def test_breakpoints_are_drawn_from_the_transition_and_format_tables() -> None:
     assert [t.value for t in targets if t.kind == "format"] == [f.id for f in FORMATS]
 
 
+SEARCHES = {"forward": nav.run_to, "back": nav.run_back}  # c and C
+
+
 @pytest.mark.parametrize(
-    ("start", "target", "row"),
+    ("direction", "start", "target", "row"),
     [
-        (0, Target("state", "in_block"), 8),
-        (0, Target("state", "matching_prefix"), None),  # entered at row 0, not after it
-        (-1, Target("state", "matching_prefix"), 0),
-        (0, Target("format", "hermes"), 8),
-        (8, Target("state", "printing"), 35),
-        (0, Target("format", "think"), None),
+        ("forward", 0, Target("state", "in_block"), 8),
+        ("forward", 0, Target("state", "matching_prefix"), None),  # entered at row 0, not after
+        ("forward", -1, Target("state", "matching_prefix"), 0),
+        ("forward", 0, Target("format", "hermes"), 8),
+        ("forward", 8, Target("state", "printing"), 35),
+        ("forward", 0, Target("format", "think"), None),
+        ("back", 36, Target("state", "in_block"), 8),
+        ("back", 9, Target("state", "in_block"), 8),
+        ("back", 8, Target("state", "in_block"), None),  # entered at row 8, not before it
+        ("back", 36, Target("state", "printing"), 35),
+        ("back", 35, Target("state", "printing"), None),  # the start state is not entered
+        ("back", 8, Target("state", "matching_prefix"), 0),
+        ("back", 36, Target("format", "hermes"), 8),
+        ("back", 8, Target("format", "hermes"), None),
+        ("back", 36, Target("format", "think"), None),
     ],
 )
-def test_run_to_stops_where_the_target_is_entered(
-    start: int, target: Target, row: int | None
+def test_running_to_a_breakpoint_stops_at_the_nearest_step_that_enters_it(
+    direction: str, start: int, target: Target, row: int | None
 ) -> None:
-    assert nav.run_to(traced(), start, target) == row
+    assert SEARCHES[direction](traced(), start, target) == row
 
 
 def test_run_to_a_format_finds_a_block_opened_and_closed_in_one_chunk() -> None:
@@ -100,6 +112,16 @@ def test_run_to_a_format_finds_a_block_opened_and_closed_in_one_chunk() -> None:
     run = traced(None, chunks=chunks)
     assert run.view(0).after.block_format is None  # type: ignore[union-attr]
     assert nav.run_to(run, -1, Target("format", "hermes")) == 0
+    assert nav.run_back(run, 1, Target("format", "hermes")) == 0
+
+
+def test_run_back_undoes_run_to_between_two_hits() -> None:
+    chunks = ["a <tool_call>", "{}</tool_call> b ", "<tool_call>", "{}</tool_call>", " c"]
+    run = traced(None, chunks=chunks)
+    hermes = Target("format", "hermes")
+    assert nav.run_to(run, 0, hermes) == 2
+    assert nav.run_back(run, 2, hermes) == 0
+    assert nav.run_back(run, 4, hermes) == 2
 
 
 @pytest.mark.parametrize(

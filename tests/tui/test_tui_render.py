@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from tui_helpers import DROPS_PENDING, END_IN_PREFIX, PER_CHUNK_MARKERS, SPLIT_MARKER, STATELESS
 
+from tcr.detector.core import StreamDetector
 from tcr.detector.events import Reasoning, Rejected, Text, ToolCall
-from tcr.tui.model import Session, open_session
-from tcr.tui.widgets.detail import describe, plain, triggers
+from tcr.tui.model import Session, moves_between, open_session, triggers
+from tcr.tui.widgets.detail import describe, plain
 from tcr.tui.widgets.status import status_text
-from tcr.tui.widgets.steps import event_summary, row_cells, short_state
+from tcr.tui.widgets.steps import (
+    EVENTS_WIDTH,
+    cells_width,
+    event_summary,
+    header_line,
+    row_cells,
+    row_line,
+    short_state,
+)
 from tcr.tui.widgets.stream import Span, chunk_spans, layout, marker_spans, step_spans
 
 
@@ -67,6 +78,36 @@ def test_classes_come_from_overlapping_spans() -> None:
         ("cd", ["x", "y"]),
         ("ef", ["y"]),
     ]
+
+
+def test_chunk_boundaries_are_marked_so_they_show_without_colour() -> None:
+    rows, _ = layout("abcdef", 0, 20, 2, no_spans, breaks=[0, 2, 5, 6])
+    assert rows_text(rows) == ["ab¦cde¦f"]
+    assert [sorted(c.classes) for c in rows[0] if c.text == "¦"] == [["boundary"], ["boundary"]]
+
+
+def test_a_boundary_takes_a_cell_and_one_after_a_newline_starts_the_row() -> None:
+    rows, _ = layout("abcd\nef", 0, 3, 5, no_spans, breaks=[0, 2, 5, 6, 7])
+    assert rows_text(rows) == ["ab¦", "cd↵", "¦e¦", "f"]
+
+
+def test_a_boundary_mark_in_the_stream_itself_is_drawn_as_its_code_point() -> None:
+    rows, _ = layout("a¦b", 0, 20, 2, no_spans, breaks=[0, 1, 3])
+    assert rows_text(rows) == ["a¦⟨U+00A6⟩b"]
+    assert [(c.text, sorted(c.classes)) for c in rows[0]] == [
+        ("a", []),
+        ("¦", ["boundary"]),
+        ("⟨U+00A6⟩", ["glyph"]),
+        ("b", []),
+    ]
+
+
+def test_boundaries_between_every_character_still_fill_the_pane() -> None:
+    text = "".join(f"line {i}\n" for i in range(200))
+    anchor = text.index("line 100")
+    rows, _ = layout(text, anchor, 20, 6, no_spans, breaks=range(len(text) + 1))
+    assert len(rows) == 6
+    assert rows_text(rows)[4] == "¦l¦i¦n¦e¦ ¦1¦0¦0¦↵"  # two thirds down, as without marks
 
 
 def test_chunks_alternate_shades() -> None:
@@ -137,6 +178,16 @@ def test_a_row_shows_the_state_move_where_it_changes() -> None:
     assert row_cells(run, 36) == (" ", "fin", "finish()", "printing", "")
 
 
+def test_the_events_column_is_left_out_where_it_does_not_fit() -> None:
+    run = open_session(SPLIT_MARKER).run
+    run.finish_tracing()
+    narrow, wide = cells_width(run) + 1, cells_width(run) + 1 + EVENTS_WIDTH
+    assert header_line(run, narrow) == "    # chunk    state"
+    assert row_line(run, 35, narrow) == ("●", "●  35 '>'      block→printing  ", "")
+    assert header_line(run, wide) == "    # chunk    state           events"
+    assert row_line(run, 35, wide)[2] == "call get_weather"
+
+
 def test_a_flagged_row_is_marked() -> None:
     session = judged(open_session(SPLIT_MARKER, detector=PER_CHUNK_MARKERS))
     assert row_cells(session.run, 0)[0] == "✗"
@@ -154,6 +205,43 @@ def test_transitions_are_read_from_the_table() -> None:
     assert triggers("matching_prefix", "in_block") == ["open"]
     assert triggers("in_block", "printing") == ["close", "release", "too_long"]
     assert triggers("mode_x", "printing") == []
+
+
+def test_a_close_step_shows_the_move_taken_not_every_one_possible() -> None:
+    session = judged(open_session(SPLIT_MARKER))
+    run = session.run
+    text = plain(describe(run, run.view(35), reference=session.reference(), show_diff=False))
+    assert "state    in_block ─close→ printing" in text
+
+
+def test_a_step_that_opens_and_closes_a_block_shows_both_moves() -> None:
+    chunks = ['Hi <tool_call>{"name": "f", "arguments": {}}</tool_call> ok <t', "hink>"]
+    run = open_session(chunks=chunks).run
+    first = plain(describe(run, run.view(0), reference=None, show_diff=False))
+    assert "state    printing ─open→ in_block ─close→ printing ─prefix→ matching_prefix" in first
+    second = plain(describe(run, run.view(1), reference=None, show_diff=False))
+    assert "state    matching_prefix ─open→ in_block" in second
+
+
+def test_a_detector_that_names_no_moves_gets_the_moves_the_table_allows() -> None:
+    class Quiet(StreamDetector):  # a state without moves, as a foreign detector's
+        @property
+        def state(self) -> object:
+            state = super().state
+            return SimpleNamespace(
+                fsm=state.fsm, format=state.format, block_format=state.block_format,
+                pending=state.pending, block=state.block,
+            )  # fmt: skip
+
+    run = open_session(SPLIT_MARKER, detector=Quiet).run
+    assert moves_between(run.view(34).after, run.view(35).after) == (
+        ("close/release/too_long", "printing"),
+    )
+    text = plain(describe(run, run.view(35), reference=None, show_diff=False))
+    assert "state    in_block ─close/release/too_long→ printing" in text
+    assert "state    printing  (unchanged)" in plain(
+        describe(run, run.view(36), reference=None, show_diff=False)
+    )
 
 
 def test_the_detail_shows_the_move_the_buffers_and_the_events() -> None:

@@ -1,9 +1,9 @@
 """The detail pane: everything about the selected step.
 
-The FSM move (drawn from ``tcr.detector.machine.TRANSITIONS``), the formats,
-the pending and block buffers, the events emitted, the violations flagged at
-this step, what the user has been shown so far and, with the diff on, how that
-differs from what should have been shown.
+The violations flagged at this step (first, so they are in view at 80x24), the
+FSM move (drawn from ``tcr.detector.machine.TRANSITIONS``), the formats, the
+pending and block buffers, the events emitted, what the user has been shown so
+far and, with the diff on, how that differs from what should have been shown.
 """
 
 from __future__ import annotations
@@ -20,28 +20,19 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from tcr.detector.events import Event, Reasoning, Rejected, Text, ToolCall
-from tcr.detector.machine import FSM, TRANSITIONS
+from tcr.detector.machine import TRANSITIONS
 from tcr.replay.show import visible
 
 from ..diff import Diff, Reference, diff_at
-from ..model import Run, StepView
+from ..model import Run, StepView, moves_between
 
-__all__ = ["DetailPane", "DetailView", "describe", "plain", "triggers", "wrap_rows"]
+__all__ = ["DetailPane", "DetailView", "describe", "plain", "wrap_rows"]
 
 LABEL = 9  # width of the label column (plain text)
 TAIL = 240  # characters of a long buffer or of the shown text kept in view
 CONTEXT = 24  # characters either side of where a diff starts
 
 StyleOf = Callable[[str], Style]
-
-
-def triggers(before: str, after: str) -> list[str]:
-    """The triggers of the transition table that lead from ``before`` to ``after``."""
-    try:
-        moves = TRANSITIONS[FSM(before)]
-    except ValueError:
-        return []
-    return [trigger for trigger, target in moves.items() if target.value == after]
 
 
 def _tail(text: str, limit: int = TAIL) -> str:
@@ -91,9 +82,9 @@ def describe(
     """The detail pane's rows for one step (``style`` maps a role to a style)."""
     rows = _Rows(style)
     _title(rows, run, view)
+    _violations(rows, view)  # first: in view however small the terminal
     _state(rows, run, view)
     _events(rows, view)
-    _violations(rows, view)
     shown = run.shown[: view.shown_length]
     rows.add("shown", (f"{len(shown)} chars ", "dim"), _tail(shown) if shown else "")
     if show_diff:
@@ -136,9 +127,12 @@ def _state(rows: _Rows, run: Run, view: StepView) -> None:
         return
     if after is None:
         return
-    if before is not None and before.label != after.label:
-        moves = "/".join(triggers(before.label, after.label)) or "?"
-        rows.add("state", before.label, (f" ─{moves}→ ", "dim"), (after.label, "changed"))
+    moves = moves_between(before, after)
+    if before is not None and moves:  # moves_between says none without a before
+        line = rows.add("state", before.label)
+        for trigger, reached in moves:
+            line.append(f" ─{trigger}→ ", rows.style("dim"))
+            line.append(reached, rows.style("changed"))
     else:
         rows.add("state", after.label, ("  (unchanged)", "dim"))
     if after.label in {state.value for state in TRANSITIONS}:
@@ -227,6 +221,7 @@ class DetailView(Static):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__("", id=id)
         self.plain = ""  # the text last shown (what tests read)
+        self.lines: list[str] = []  # ...and as wrapped to the pane's width
         self._rows: list[Row] = []
         self._height = -1
 
@@ -249,7 +244,8 @@ class DetailView(Static):
     def _draw(self) -> None:
         width = self.size.width or 40
         text = wrap_rows(self._rows, width, self._style("label"))
-        lines = len(text.plain.splitlines()) if text.plain else 0
+        self.lines = text.plain.splitlines()
+        lines = len(self.lines)
         # The height only grows (blank lines pad a shorter description): a new
         # height costs a layout pass over the whole screen, which a step should not.
         if lines < self._height:

@@ -23,10 +23,19 @@ from tcr.replay.show import visible
 
 from ..model import Run
 
-__all__ = ["StepsTable", "event_summary", "row_cells", "short_state"]
+__all__ = [
+    "StepsTable",
+    "cells_width",
+    "event_summary",
+    "header_line",
+    "row_cells",
+    "row_line",
+    "short_state",
+]
 
 CHUNK_WIDTH = 8
-STATE_WIDTH = 15
+STATE_WIDTH = 15  # "prefix→printing"
+EVENTS_WIDTH = 8  # narrower than this, the events column is left out (the detail has them)
 
 
 def short_state(label: str | None) -> str:
@@ -77,6 +86,36 @@ def row_cells(run: Run, row: int) -> tuple[str, str, str, str, str]:
     return flag, index, chunk, state, event_summary(run.steps[row].events)
 
 
+def _index_width(run: Run) -> int:
+    return max(len(str(run.finish_row)), 3)
+
+
+def cells_width(run: Run) -> int:
+    """Cells of a row up to the end of its state column: what the pane must fit."""
+    return 2 + _index_width(run) + 1 + CHUNK_WIDTH + 1 + STATE_WIDTH
+
+
+def _events_fit(run: Run, width: int) -> bool:
+    return width - cells_width(run) - 1 >= EVENTS_WIDTH
+
+
+def header_line(run: Run, width: int) -> str:
+    """The header row at ``width`` cells (``events`` only where the column fits)."""
+    header = f"  {'#':>{_index_width(run)}} {'chunk':<{CHUNK_WIDTH}} {'state':<{STATE_WIDTH}}"
+    return header + " events" if _events_fit(run, width) else header.rstrip()
+
+
+def row_line(run: Run, row: int, width: int) -> tuple[str, str, str]:
+    """(flag, the row up to its state, its events) at ``width`` cells; the events are
+    left out where their column does not fit."""
+    flag, index, chunk, state, summary = row_cells(run, row)
+    line = (
+        f"{flag} {index:>{_index_width(run)}} {_clip(chunk, CHUNK_WIDTH):<{CHUNK_WIDTH}} "
+        f"{_clip(state, STATE_WIDTH):<{STATE_WIDTH}} "
+    )
+    return flag, line, summary if _events_fit(run, width) else ""
+
+
 class StepsTable(Widget, can_focus=False):
     """A virtual table of a run's steps with a cursor on the selected one."""
 
@@ -124,26 +163,20 @@ class StepsTable(Widget, can_focus=False):
 
     # -- drawing ---------------------------------------------------------------
 
-    def _widths(self, run: Run) -> tuple[int, int]:
-        return max(len(str(run.finish_row)), 3), CHUNK_WIDTH
-
     def render_line(self, y: int) -> Strip:
         width = self.size.width
         base = self.rich_style
         run = self.run
         if run is None:
             return Strip.blank(width, base)
-        index_width, chunk_width = self._widths(run)
         if y == 0:
             style = base + self.get_component_rich_style("steps--header", partial=True)
-            header = (
-                f"  {'#':>{index_width}} {'chunk':<{chunk_width}} {'state':<{STATE_WIDTH}} events"
-            )
+            header = header_line(run, width)
             return Strip([Segment(header, style)]).adjust_cell_length(width, style)
         row = self.top + y - 1
         if row >= run.rows:
             return Strip.blank(width, base)
-        flag, index, chunk, state, summary = row_cells(run, row)
+        flag, cells, summary = row_line(run, row, width)
         style = base
         if row >= run.traced:
             style += self.get_component_rich_style("steps--untraced", partial=True)
@@ -156,10 +189,6 @@ class StepsTable(Widget, can_focus=False):
         events_style: Style = style + self.get_component_rich_style("steps--events", partial=True)
         if row == self.cursor or flag == "✗":
             events_style = style
-        cells = (
-            f"{flag} {index:>{index_width}} {_clip(chunk, chunk_width):<{chunk_width}} "
-            f"{_clip(state, STATE_WIDTH):<{STATE_WIDTH}} "
-        )
         segments = [Segment(cells, style), Segment(summary, events_style)]
         return Strip(segments).crop(0, width).adjust_cell_length(width, style)
 

@@ -1,9 +1,11 @@
 """The stream pane: the content around the current chunk, as the detector received it.
 
-Chunk boundaries are alternating shades, the current chunk is highlighted, input
-not yet received is dim, markers are bold, emitted blocks are coloured by event
-type, the open block and the held-back text are marked, and invisible characters
-are drawn (``↵`` then a line break, ``→``, trailing ``·``).
+Chunk boundaries are a dim ``¦`` over alternating shades, so they show without
+colour too (a ``¦`` the stream itself holds is drawn as ``⟨U+00A6⟩``); the current
+chunk is highlighted, input not yet received is dim, markers are bold, emitted
+blocks are coloured by event type, the open block and the held-back text are
+marked, and invisible characters are drawn (``↵`` then a line break, ``→``,
+trailing ``·``).
 
 Only a window around the current chunk is laid out (:func:`layout`, pure), so a
 step costs the same on a 1 MB recording as on a 100-character one.
@@ -29,7 +31,21 @@ from tcr.replay.show import visible
 
 from ..model import Run, StepView
 
-__all__ = ["Cell", "StreamView", "chunk_spans", "layout", "marker_spans", "step_spans"]
+__all__ = [
+    "BOUNDARY",
+    "Cell",
+    "StreamView",
+    "chunk_spans",
+    "layout",
+    "marker_spans",
+    "step_spans",
+]
+
+# Drawn between two chunks. Not "│": models draw tables and trees with it, and the
+# pane's own border is one. A "¦" in the content is drawn as its code point instead.
+BOUNDARY = "¦"
+_BOUNDARY_CELL = frozenset({"boundary"})
+_BOUNDARY_ESCAPED = f"⟨U+{ord(BOUNDARY):04X}⟩"
 
 # Opening markers that may open anywhere and every closing marker: what the
 # pane emphasises. bare_json's "{" would light up every brace, so it is left out.
@@ -48,7 +64,7 @@ def marker_spans(text: str, low: int = 0, high: int | None = None) -> list[Span]
 
 @cache
 def _glyph(char: str) -> str:
-    return visible(char)
+    return _BOUNDARY_ESCAPED if char == BOUNDARY else visible(char)
 
 
 @cache
@@ -75,14 +91,20 @@ def _trailing_space(text: str, at: int) -> bool:
 
 
 def layout(
-    text: str, anchor: int, width: int, height: int, spans_for: Callable[[int, int], list[Span]]
+    text: str,
+    anchor: int,
+    width: int,
+    height: int,
+    spans_for: Callable[[int, int], list[Span]],
+    breaks: Sequence[int] = (),
 ) -> tuple[list[list[Cell]], int]:
     """Rows of ``width`` cells around input offset ``anchor``: (rows, first offset).
 
     ``spans_for(low, high)`` gives the classed spans (they may overlap) of the
-    window [low, high) that is laid out. The anchor's row lands about two thirds
-    down, so what led up to it stays in view. Lines fold at ``width`` cells; a
-    newline is drawn as ``↵`` and ends its row.
+    window [low, high) that is laid out. ``breaks``: the chunks' start offsets,
+    ascending; a ``¦`` cell is drawn before each one inside the text. The anchor's
+    row lands about two thirds down, so what led up to it stays in view. Lines
+    fold at ``width`` cells; a newline is drawn as ``↵`` and ends its row.
     """
     width, height = max(width, 1), max(height, 1)
     before = max(1, (height * 2) // 3)
@@ -92,7 +114,9 @@ def layout(
     # Long lines fold on a grid from their line start, so rows do not shift per step.
     start = line_start + ((start - line_start) // width) * width
     stop = min(len(text), anchor + (height - before + 1) * width + 1)
-    rows, anchor_row, starts = _fold(text, start, stop, width, spans_for(start, stop), anchor)
+    window = spans_for(start, stop)
+    marks = breaks[bisect_right(breaks, max(start - 1, 0)) : bisect_left(breaks, stop)]
+    rows, anchor_row, starts = _fold(text, start, stop, width, window, anchor, marks)
     first = max(0, min(anchor_row - before, len(rows) - height))
     return rows[first : first + height], starts[first] if starts else start
 
@@ -120,16 +144,35 @@ def _segments(
 
 
 def _fold(
-    text: str, start: int, stop: int, width: int, spans: Iterable[Span], anchor: int
+    text: str,
+    start: int,
+    stop: int,
+    width: int,
+    spans: Iterable[Span],
+    anchor: int,
+    breaks: Sequence[int],
 ) -> tuple[list[list[Cell]], int, list[int]]:
     rows: list[list[Cell]] = [[]]
     row_starts = [start]
     used = 0
     anchor_row = 0
+    marks = iter(breaks)  # ascending, each inside (0, len(text)) and the window
+    mark = next(marks, -1)
     for a, b, classes in _segments(start, stop, spans):
         run: list[str] = []
         for position in range(a, b):
             char = text[position]
+            if position == mark:
+                mark = next(marks, -1)
+                if run:
+                    rows[-1].append(Cell("".join(run), classes))
+                    run = []
+                if used + 1 > width and used:
+                    rows.append([])
+                    row_starts.append(position)
+                    used = 0
+                rows[-1].append(Cell(BOUNDARY, _BOUNDARY_CELL))
+                used += 1
             if char == " " and not _trailing_space(text, position):
                 glyph, special = " ", False
             else:
@@ -194,6 +237,7 @@ class StreamView(Widget):
         "stream--marker",
         "stream--glyph",
         "stream--match",
+        "stream--boundary",
     }
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -201,6 +245,7 @@ class StreamView(Widget):
         self.text = ""
         self.anchor_at = 0
         self.spans_for: Callable[[int, int], list[Span]] = lambda low, high: []
+        self.breaks: Sequence[int] = ()
         self._styles: dict[frozenset[str], Style] = {}
         self.plain = ""  # the rows last drawn, as text (what tests read)
         self._lines: list[Strip] | None = None
@@ -217,8 +262,15 @@ class StreamView(Widget):
     def on_mount(self) -> None:
         self.watch(self.app, "theme", lambda _: self._styles.clear(), init=False)
 
-    def show(self, text: str, anchor: int, spans_for: Callable[[int, int], list[Span]]) -> None:
-        self.text, self.anchor_at, self.spans_for = text, anchor, spans_for
+    def show(
+        self,
+        text: str,
+        anchor: int,
+        spans_for: Callable[[int, int], list[Span]],
+        breaks: Sequence[int] = (),
+    ) -> None:
+        """Draw ``text`` around ``anchor``; ``breaks``: the chunks' start offsets."""
+        self.text, self.anchor_at, self.spans_for, self.breaks = text, anchor, spans_for, breaks
         self._lines = None
         self.refresh()
 
@@ -228,7 +280,7 @@ class StreamView(Widget):
     def _layout(self) -> list[Strip]:
         width, height = self.size
         base = self.rich_style
-        rows, _ = layout(self.text, self.anchor_at, width, height, self.spans_for)
+        rows, _ = layout(self.text, self.anchor_at, width, height, self.spans_for, self.breaks)
         lines = []
         for row in rows:
             segments = [Segment(cell.text, base + self._style(cell.classes)) for cell in row]
@@ -259,6 +311,7 @@ _ORDER = [
     "glyph",
     "ahead",
     "match",
+    "boundary",
 ]
 
 
