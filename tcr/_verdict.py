@@ -206,7 +206,10 @@ def first_difference(
                 offset, chunk = a.start + same, a.step_at(same)
         message = f"event {index} is {brief(left)}; {other} has {brief(right)}"
         if left is not None and right is not None and brief(left) == brief(right):
-            message += _field_difference(left, right)  # the summaries hide the difference
+            # The summaries look alike: the span where they part leads.
+            message = (
+                f"event {index} ({type(left).__name__}): {_field_difference(left, right, other)}"
+            )
         kind = difference_kind(left, right, _after(mine, index), _after(reference, index))
         dialect = event_dialect(left, right) or opening_dialect(*parted)
         return violation(check, message, trace.input, chunk, offset, kind=kind, dialect=dialect)
@@ -262,7 +265,8 @@ def event_dialect(*events: Event | None) -> str:
     return ""
 
 
-def _field_difference(a: Event, b: Event) -> str:
+def _field_difference(a: Event, b: Event, other: str) -> str:
+    """``text differs at character 57: '…brown fox<tool', the whole run has '…brown fox'``."""
     for name in ("text", "name", "arguments", "content", "reason", "format", "raw"):
         mine, theirs = getattr(a, name, None), getattr(b, name, None)
         if mine == theirs:
@@ -271,7 +275,9 @@ def _field_difference(a: Event, b: Event) -> str:
             at = common_prefix_length(mine, theirs)
             window = slice(max(0, at - 8), at + 16)
             lead = "…" if at > 8 else ""
-            shown = f"{lead + mine[window]!r} vs {lead + theirs[window]!r}"
-            return f" ({name} differs at character {at}: {shown})"
-        return f" ({name} {clip(repr(mine), 40)} vs {clip(repr(theirs), 40)})"
-    return ""
+            return (
+                f"{name} differs at character {at}: {lead + mine[window]!r}, "
+                f"{other} has {lead + theirs[window]!r}"
+            )
+        return f"{name} is {clip(repr(mine), 40)}, {other} has {clip(repr(theirs), 40)}"
+    return f"{brief(a)} differs from {other}'s"

@@ -419,7 +419,20 @@ def test_invariance_names_the_field_when_the_summaries_look_alike() -> None:
     mine = run_trace(Scripted([ToolCall("a", "{}", "<x><y>")], []), ["<x><y>"])
     whole = run_trace(Scripted([ToolCall("a", "{}", "<x>"), Text("<y>")], []), ["<x><y>"])
     (violation,) = chunk_invariance(mine, whole)
-    assert violation.message.endswith("(raw differs at character 3: '<x><y>' vs '<x>')")
+    assert violation.message == (
+        "event 0 (ToolCall): raw differs at character 3: '<x><y>', the whole run has '<x>'"
+    )
+
+
+def test_invariance_leads_with_the_span_where_two_long_texts_part() -> None:
+    prose = "The quick brown fox jumps over the lazy dog, then naps in the sun"
+    mine = run_trace(Scripted([Text(prose + " <tool")], []), [prose + " <tool"])
+    whole = run_trace(Scripted([Text(prose + " ")], []), [prose + " <tool"])
+    (violation,) = chunk_invariance(mine, whole)
+    assert violation.message == (
+        "event 0 (Text): text differs at character 66: '…the sun <tool', "
+        "the whole run has '…the sun '"
+    )
 
 
 def test_holdback_is_skipped_once_conservation_fails() -> None:
