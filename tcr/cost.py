@@ -25,13 +25,14 @@ measured again, its runs pooled with the first measurement's, so one slow moment
 never becomes a finding. Runs at n and 4n alternate and the fastest of each size
 is kept, never the lower of two ratios: noise only adds time to a run, but a
 slow stretch during the runs at n *lowers* a ratio, and on a loaded machine the
-lower-ratio rule hid a quadratic detector (3.1x measured as 2.0). A run at 4n stops once it has taken ``CAP``
-times what a linear detector would take; its growth is then reported as "at
-least" what was measured up to there, which bounds the cost of probing a truly
-quadratic detector.
+lower-ratio rule hid a quadratic detector (3.1x measured as 2.0). A run at 4n
+stops once it has taken ``CAP`` times what a linear detector would take; its
+growth is then reported as "at least" what was measured up to there, which
+bounds the cost of probing a truly quadratic detector.
 
 When the probe of every claimed dialect grows, the parts are probed alone at the
-same size (a part not clearly linear is measured again, pooled, before it counts): plain text (a whole-buffer rescan: no dialect), else each claimed
+same size (a part not clearly linear is measured again, pooled, before it
+counts): plain text (a whole-buffer rescan: no dialect), else each claimed
 dialect, so a finding's ``dialect`` names the one whose blocks cost more as they
 grow. Its signature is ``cost/superlinear/DIALECT@fixed:8``.
 
