@@ -35,7 +35,7 @@ from ._cases import (
     Expect,
     tokens,
 )
-from ._wire import Backend, sse_chat
+from ._wire import Backend, engine_chunks, sse_chat
 
 __all__ = ["FORMAT_CASES", "MODELS"]
 
@@ -48,6 +48,11 @@ MODELS: dict[str, tuple[Backend, tuple[str, ...]]] = {
     "qwen25_coder": (QWEN25_CODER, QWEN_TOKENS),
     "mistral_v03": (MISTRAL_V03, MISTRAL_TOKENS),
     "mistral_small": (MISTRAL_SMALL, MISTRAL_TOKENS),
+    # What vLLM's mistral parser reads for a v11+ tokenizer: no [ARGS] in it (mistral_v11).
+    "mistral_small_vllm": (
+        engine_chunks("vllm", "mistralai/Mistral-Small-3.2-24B-Instruct-2506", ms_per_chunk=22.0),
+        ("[TOOL_CALLS]",),
+    ),
     "llama_cpp_python": (LLAMA_CPP_PYTHON, LLAMA3_TOKENS),
     "llama32_3b": (LLAMA32_3B, LLAMA3_TOKENS),
     "qwen3_8b": (QWEN3_8B, QWEN3_TOKENS),

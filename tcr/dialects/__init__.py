@@ -55,6 +55,7 @@ _FAMILIES = (
     "glm45",
     "tools_tag",
     "fenced_json",
+    "mistral_v11",
     "mistral",
     "python_tag",
     "bare_json",

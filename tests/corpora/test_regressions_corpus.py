@@ -59,6 +59,7 @@ FORMAT_ROWS = (
     "format-fenced-json",
     "format-bracket-array",
     "format-bracket-args",
+    "format-mistral-v11",
     "format-kimi-k2",
     "format-internlm",
     "format-python-tag",
