@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import random
 
 import pytest
 from helpers import chunkings, run
@@ -12,7 +11,6 @@ from tcr.detector import Reasoning, Rejected, Text, ToolCall
 from tcr.detector.bodies import parse_body
 from tcr.detector.core import StreamDetector
 from tcr.dialects import BodyError
-from tcr.fuzz.dialects import block
 
 OPEN = "[TOOL_CALLS]"
 ADD = OPEN + 'add{"a": 3.5, "b": 4}'
@@ -143,12 +141,3 @@ def test_an_undeclared_tool_is_rejected_and_the_declared_one_kept() -> None:
     events = run([TWO], tools=["multiply"])
     assert [type(e).__name__ for e in events] == ["Rejected", "ToolCall"]
     assert isinstance(events[0], Rejected) and events[0].reason == "undeclared"
-
-
-def test_rendered_calls_read_the_same_at_every_split_point() -> None:
-    rng = random.Random("mistral_v11")
-    for _ in range(8):
-        raw = block(rng.randbytes(rng.randrange(10, 60)), "mistral_v11", None).raw
-        whole = run([raw])
-        for k in range(1, len(raw)):
-            assert run([raw[:k], raw[k:]]) == whole, (k, raw)
