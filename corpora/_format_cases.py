@@ -39,6 +39,18 @@ from ._wire import Backend, engine_chunks, sse_chat
 
 __all__ = ["FORMAT_CASES", "MODELS"]
 
+# DeepSeek V3 / V3.1's tool-call markers (full-width bars, U+2581 word breaks).
+_DEEPSEEK_TOKENS = tuple(
+    f"<｜{word}｜>"
+    for word in (
+        "tool▁calls▁begin",
+        "tool▁calls▁end",
+        "tool▁call▁begin",
+        "tool▁sep",
+        "tool▁call▁end",
+    )
+)
+
 # A case's model: the backend that streamed it and the tokens its tokenizer keeps whole.
 MODELS: dict[str, tuple[Backend, tuple[str, ...]]] = {
     "gemma4": (GEMMA4, GEMMA4_TOKENS),
@@ -64,6 +76,14 @@ MODELS: dict[str, tuple[Backend, tuple[str, ...]]] = {
     "minimax_m2": (
         sse_chat("MiniMax-M2-Q4_K_M.gguf"),
         ("<minimax:tool_call>", "</minimax:tool_call>"),
+    ),
+    "deepseek_v3": (
+        engine_chunks("vllm", "deepseek-ai/DeepSeek-V3-0324", ms_per_chunk=35.0),
+        _DEEPSEEK_TOKENS,
+    ),
+    "deepseek_v31": (
+        engine_chunks("sglang", "deepseek-ai/DeepSeek-V3.1", ms_per_chunk=33.0),
+        (*_DEEPSEEK_TOKENS, "<think>", "</think>"),
     ),
     "seed_oss": (
         sse_chat("Seed-OSS-36B-Instruct-Q4_K_M.gguf"),

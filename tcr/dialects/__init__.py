@@ -60,6 +60,8 @@ _FAMILIES = (
     "python_tag",
     "bare_json",
     "kimi_k2",
+    "deepseek_v3",
+    "deepseek_v31",
     "internlm",
     "think",
     "minimax_m2",

@@ -25,6 +25,8 @@ NOT_YET_RECORDED = frozenset(
         "seed_oss",
         "seed_think",
         "mistral_v11",
+        "deepseek_v3",
+        "deepseek_v31",
     }
 )
 

@@ -61,6 +61,8 @@ FORMAT_ROWS = (
     "format-bracket-args",
     "format-mistral-v11",
     "format-kimi-k2",
+    "format-deepseek-v3",
+    "format-deepseek-v31",
     "format-internlm",
     "format-python-tag",
     "format-bare-json",

@@ -57,7 +57,9 @@ def pinned(claimed: str, other: str) -> list[tuple[str, str, str]] | None:
     (``json.loads`` fails, no call, the output is content). The think example
     mentions ``<tool_call>`` inside its reasoning (seed_think's ``<seed:tool_call>``);
     unclaimed, the reasoning marker is text, so that marker opens a block that
-    never closes.
+    never closes. DeepSeek V3 writes each call's arguments in a ```json fence: a
+    fenced-JSON parser opens on each and, the object naming no tool, shows it
+    verbatim as not a call.
     """
     if any(claimed in group and other in group for group in SHARED):
         example = BY_ID[other].example
@@ -69,6 +71,9 @@ def pinned(claimed: str, other: str) -> list[tuple[str, str, str]] | None:
         marker in reasoning.example.block for marker in BY_ID[claimed].opens
     ):
         return [("Text", "", ""), ("Rejected", claimed, "unterminated")]
+    if (claimed, other) == ("fenced_json", "deepseek_v3"):
+        fence = ("Rejected", claimed, "not_a_call")
+        return [("Text", "", ""), fence, ("Text", "", ""), fence, ("Text", "", "")]
     return None
 
 
