@@ -35,9 +35,21 @@ from ._cases import (
     Expect,
     tokens,
 )
-from ._wire import Backend, sse_chat
+from ._wire import Backend, engine_chunks, sse_chat
 
 __all__ = ["FORMAT_CASES", "MODELS"]
+
+# DeepSeek V3 / V3.1's tool-call markers (full-width bars, U+2581 word breaks).
+_DEEPSEEK_TOKENS = tuple(
+    f"<｜{word}｜>"
+    for word in (
+        "tool▁calls▁begin",
+        "tool▁calls▁end",
+        "tool▁call▁begin",
+        "tool▁sep",
+        "tool▁call▁end",
+    )
+)
 
 # A case's model: the backend that streamed it and the tokens its tokenizer keeps whole.
 MODELS: dict[str, tuple[Backend, tuple[str, ...]]] = {
@@ -48,6 +60,11 @@ MODELS: dict[str, tuple[Backend, tuple[str, ...]]] = {
     "qwen25_coder": (QWEN25_CODER, QWEN_TOKENS),
     "mistral_v03": (MISTRAL_V03, MISTRAL_TOKENS),
     "mistral_small": (MISTRAL_SMALL, MISTRAL_TOKENS),
+    # What vLLM's mistral parser reads for a v11+ tokenizer: no [ARGS] in it (mistral_v11).
+    "mistral_small_vllm": (
+        engine_chunks("vllm", "mistralai/Mistral-Small-3.2-24B-Instruct-2506", ms_per_chunk=22.0),
+        ("[TOOL_CALLS]",),
+    ),
     "llama_cpp_python": (LLAMA_CPP_PYTHON, LLAMA3_TOKENS),
     "llama32_3b": (LLAMA32_3B, LLAMA3_TOKENS),
     "qwen3_8b": (QWEN3_8B, QWEN3_TOKENS),
@@ -59,6 +76,14 @@ MODELS: dict[str, tuple[Backend, tuple[str, ...]]] = {
     "minimax_m2": (
         sse_chat("MiniMax-M2-Q4_K_M.gguf"),
         ("<minimax:tool_call>", "</minimax:tool_call>"),
+    ),
+    "deepseek_v3": (
+        engine_chunks("vllm", "deepseek-ai/DeepSeek-V3-0324", ms_per_chunk=35.0),
+        _DEEPSEEK_TOKENS,
+    ),
+    "deepseek_v31": (
+        engine_chunks("sglang", "deepseek-ai/DeepSeek-V3.1", ms_per_chunk=33.0),
+        (*_DEEPSEEK_TOKENS, "<think>", "</think>"),
     ),
     "seed_oss": (
         sse_chat("Seed-OSS-36B-Instruct-Q4_K_M.gguf"),

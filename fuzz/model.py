@@ -63,7 +63,12 @@ class Case:
 @cache
 def _markers() -> re.Pattern[str]:
     # Longer than one character: bare JSON's opener ``{`` is the body's own.
-    every = {m for d in DIALECTS for m in (*d.opens, *d.closes, *d.tokens) if len(m) > 1}
+    every = {
+        m
+        for d in DIALECTS
+        for m in (*d.opens, *d.closes, *d.tokens, *d.special_tokens)
+        if len(m) > 1
+    }
     return re.compile("|".join(re.escape(m) for m in sorted(every, key=len, reverse=True)))
 
 

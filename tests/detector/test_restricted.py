@@ -20,7 +20,7 @@ from tcr.corpora import bundled
 from tcr.corpus import read_recording
 from tcr.detector.core import StreamDetector
 from tcr.detector.events import Event, Rejected, Text, merge_text
-from tcr.detector.formats import HOLDBACK_BOUND, format_for_model, holdback_bound
+from tcr.detector.formats import HOLDBACK_BOUND, SHARING, format_for_model, holdback_bound
 from tcr.dialects import BY_ID, DIALECTS, Kind
 from tcr.errors import TcrError
 from tcr.judge import Judge
@@ -28,8 +28,9 @@ from tcr.rechunk import parse_strategy
 from tcr.stream import decode
 
 IDS = tuple(BY_ID)
-# The dialects that open on ``<tool_call>``: a claimed one opens the block, whatever its body.
-SHARED = frozenset({"hermes", "qwen3_coder", "glm45"})
+# Dialects sharing an opening marker (``<tool_call>``, ``[TOOL_CALLS]``): a claimed one
+# opens the block, whatever its body.
+SHARED = tuple(frozenset(d.id for d in group) for group in SHARING.values() if len(group) > 1)
 LARGE_TEXT = 100_000
 
 
@@ -51,20 +52,28 @@ def chunkings(text: str) -> Iterator[list[str]]:
 def pinned(claimed: str, other: str) -> list[tuple[str, str, str]] | None:
     """What a restricted detector does with another dialect's example, where it is not text.
 
-    A claimed dialect sharing ``<tool_call>`` opens the block and, the body being
+    A claimed dialect sharing an opening marker opens each block and, the body being
     none of its own, rejects it as malformed: vLLM's hermes parser does the same
     (``json.loads`` fails, no call, the output is content). The think example
     mentions ``<tool_call>`` inside its reasoning (seed_think's ``<seed:tool_call>``);
     unclaimed, the reasoning marker is text, so that marker opens a block that
-    never closes.
+    never closes. DeepSeek V3 writes each call's arguments in a ```json fence: a
+    fenced-JSON parser opens on each and, the object naming no tool, shows it
+    verbatim as not a call.
     """
-    if claimed in SHARED and other in SHARED:
-        return [("Text", "", ""), ("Rejected", claimed, "malformed"), ("Text", "", "")]
+    if any(claimed in group and other in group for group in SHARED):
+        example = BY_ID[other].example
+        blocks = sum(example.block.count(marker) for marker in BY_ID[other].opens)
+        after = [("Text", "", "")] if example.after else []
+        return [("Text", "", ""), *[("Rejected", claimed, "malformed")] * blocks, *after]
     reasoning = BY_ID[other]
     if reasoning.kind == Kind.REASONING and any(
         marker in reasoning.example.block for marker in BY_ID[claimed].opens
     ):
         return [("Text", "", ""), ("Rejected", claimed, "unterminated")]
+    if (claimed, other) == ("fenced_json", "deepseek_v3"):
+        fence = ("Rejected", claimed, "not_a_call")
+        return [("Text", "", ""), fence, ("Text", "", ""), fence, ("Text", "", "")]
     return None
 
 

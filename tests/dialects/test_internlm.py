@@ -4,13 +4,11 @@
 from __future__ import annotations
 
 import json
-import random
 
 import pytest
 from helpers import chunkings, run
 
 from tcr.detector import Rejected, Text, ToolCall
-from tcr.fuzz.dialects import block
 
 OPEN = "<|action_start|><|plugin|>"
 SPACED = "<|action_start|> <|plugin|>"
@@ -101,12 +99,3 @@ def test_an_undeclared_tool_is_rejected() -> None:
 
 def test_an_unclosed_action_with_a_complete_call_is_still_the_call() -> None:
     assert calls(run([f"{OPEN}\n{PARIS}"])) == [("get_weather", {"city": "Paris"})]
-
-
-def test_rendered_actions_read_the_same_at_every_split_point() -> None:
-    rng = random.Random("internlm")
-    for _ in range(8):
-        raw = block(rng.randbytes(rng.randrange(10, 60)), "internlm", None).raw
-        whole = run([raw])
-        for k in range(1, len(raw)):
-            assert run([raw[:k], raw[k:]]) == whole, (k, raw)

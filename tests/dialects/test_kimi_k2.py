@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import random
 
 import pytest
 from helpers import chunkings, run
@@ -11,7 +10,6 @@ from helpers import chunkings, run
 from tcr.detector import Reasoning, Rejected, Text, ToolCall
 from tcr.detector.bodies import parse_body
 from tcr.dialects import BodyError
-from tcr.fuzz.dialects import block
 
 OPEN = "<|tool_calls_section_begin|>"
 CLOSE = "<|tool_calls_section_end|>"
@@ -139,12 +137,3 @@ def test_the_section_inside_reasoning_opens_no_call() -> None:
 def test_an_undeclared_tool_rejects_the_section() -> None:
     (rejected,) = run([OPEN + call_text("functions.rm:0", "{}") + CLOSE], tools=["get_weather"])
     assert isinstance(rejected, Rejected) and rejected.reason == "undeclared"
-
-
-def test_rendered_sections_read_the_same_at_every_split_point() -> None:
-    rng = random.Random("kimi_k2")
-    for _ in range(8):
-        raw = block(rng.randbytes(rng.randrange(10, 60)), "kimi_k2", None).raw
-        whole = run([raw])
-        for k in range(1, len(raw)):
-            assert run([raw[:k], raw[k:]]) == whole, (k, raw)

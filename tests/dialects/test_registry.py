@@ -2,7 +2,8 @@
 
 The record's example parses with its own parser and streams through the
 reference detector to the same calls, whole and one character at a time; its
-renderer's output does too; its regression cases and recording grammars exist.
+renderer's output does too, and reads the same at every split point; its
+regression cases and recording grammars exist.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import pytest
 from tcr.detector import Event, Reasoning, Rejected, Text, ToolCall
 from tcr.detector.bodies import strip_markers
 from tcr.detector.core import StreamDetector
+from tcr.detector.events import merge_text
 from tcr.dialects import BY_ID, DIALECTS, Call, Dialect, Kind, dialect
 from tcr.fuzz.dialects import block
 from tcr.fuzz.source import Source
@@ -110,6 +112,16 @@ def test_renderer_output_reads_back_to_its_calls_whole_and_per_character(d: Dial
             ), written.raw
             formats = {e.format for e in whole if isinstance(e, ToolCall | Reasoning)}
             assert formats <= {d.id}
+
+
+@pytest.mark.parametrize("d", DIALECTS, ids=IDS)
+def test_renderer_output_reads_the_same_at_every_split_point(d: Dialect) -> None:
+    rng = random.Random(d.id)
+    for _ in range(8):
+        raw = block(rng.randbytes(rng.randrange(10, 60)), d.id, None).raw
+        whole = merge_text(run([raw]))
+        for k in range(1, len(raw)):
+            assert merge_text(run([raw[:k], raw[k:]])) == whole, (k, raw)
 
 
 @pytest.mark.parametrize("d", DIALECTS, ids=IDS)

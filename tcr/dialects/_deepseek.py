@@ -1,0 +1,136 @@
+"""DeepSeek's tool-calls section, shared by V3 and V3.1 (``deepseek_v3``, ``deepseek_v31``).
+
+Both write every call of a turn inside one ``<｜tool▁calls▁begin｜>`` …
+``<｜tool▁calls▁end｜>`` section, each call between ``<｜tool▁call▁begin｜>`` and
+``<｜tool▁call▁end｜>`` with a ``<｜tool▁sep｜>`` inside; they differ in what stands
+around the separator (vllm/entrypoints/openai/tool_parsers/deepseekv3_tool_parser.py
+and deepseekv31_tool_parser.py; SGLang's python/sglang/srt/function_call/
+deepseekv3_detector.py and deepseekv31_detector.py). The bars are full-width
+(U+FF5C) and the word breaks U+2581: each marker is one special token, and a
+parser that compares them with ASCII ``|`` or ``_`` never sees one.
+
+Here: the markers, and ``DeepSeekCalls``, a call's spelling (how one is read and
+written) turned into the section's parser, renderer and the expectation of a
+recording.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from tcr.dialects._calls import BodyError, ParsedCall, canonical_arguments, decode_at, skip_space
+from tcr.dialects._grammars import around, call_map, expectation
+from tcr.dialects._record import Call, Dialect, Draws, Rendered, Tools
+from tcr.dialects._writing import MAX_CALLS, BodyText, Calls, json_text, rendered
+
+__all__ = [
+    "BEGIN",
+    "CLOSE",
+    "END",
+    "FLAVORS",
+    "OPEN",
+    "SEP",
+    "DeepSeekCalls",
+    "arguments_at",
+    "expect",
+    "expectation_of",
+    "find_sep",
+]
+
+OPEN = "<｜tool▁calls▁begin｜>"
+CLOSE = "<｜tool▁calls▁end｜>"
+BEGIN = "<｜tool▁call▁begin｜>"
+SEP = "<｜tool▁sep｜>"
+END = "<｜tool▁call▁end｜>"
+
+# How the first call of a section goes wrong: no name, arguments that are no object.
+FLAVORS = ("call", "call", "call", "missing_name", "array_arguments")
+
+# One call from just after its <｜tool▁call▁begin｜>: the call and where its END must stand.
+CallReader = Callable[[str, int], tuple[ParsedCall, int]]
+# One call as written: the drawn name (or "" for a missing one) and its arguments' text.
+CallWriter = Callable[[str, str], str]
+
+
+def expect(body: str, token: str, pos: int, what: str) -> int:
+    """Where ``token`` ends, standing at ``pos`` (after white space); else ``BodyError``."""
+    pos = skip_space(body, pos)
+    if not body.startswith(token, pos):
+        raise BodyError("malformed", f"expected {token} {what} at offset {pos}")
+    return pos + len(token)
+
+
+def arguments_at(body: str, pos: int) -> tuple[str, int]:
+    """The JSON object starting at ``pos`` (after white space) as canonical text, and its end.
+
+    Decoded from where it starts, so a marker inside one of its strings is content
+    (policy 4).
+    """
+    value, end = decode_at(body, skip_space(body, pos))
+    return canonical_arguments(value), end
+
+
+def find_sep(body: str, pos: int) -> int:
+    """Where the call's ``<｜tool▁sep｜>`` stands; ``BodyError`` if it has none."""
+    sep = body.find(SEP, pos)
+    if sep < 0:
+        raise BodyError("malformed", f"no {SEP} in the call at offset {pos}")
+    return sep
+
+
+@dataclass(frozen=True, slots=True)
+class DeepSeekCalls:
+    """One spelling of a call inside the section: how it is read and how it is written."""
+
+    read: CallReader
+    write: CallWriter
+
+    def parse(self, body: str) -> list[ParsedCall]:
+        """``<｜tool▁call▁begin｜>…<｜tool▁call▁end｜>`` calls, white space between them."""
+        calls: list[ParsedCall] = []
+        pos = skip_space(body, 0)
+        while pos < len(body):
+            call, end = self.read(body, expect(body, BEGIN, pos, "to begin a call"))
+            calls.append(call)
+            pos = skip_space(body, expect(body, END, end, "after the arguments"))
+        return calls
+
+    def render(self, dialect: Dialect, draws: Draws, tools: Tools) -> Rendered:
+        """A section of drawn calls (the first maybe a near miss)."""
+        calls = Calls(draws, tools, most=MAX_CALLS, flavors=FLAVORS)
+        between = draws.option(0, ("", "\n"))  # V3's template puts a newline between calls
+        body = BodyText()
+        found: list[Call] = []
+        for k, (name, flavor) in enumerate(zip(calls.names, calls.flavors(), strict=True)):
+            args = draws.arguments()
+            written: object = [args] if flavor == "array_arguments" else args
+            text = self.write(
+                "" if flavor == "missing_name" else name, json_text(written, draws.style())
+            )
+            body.add(between if k else "")
+            body.add(f"{BEGIN}{text}{END}", fragile=True)
+            if flavor == "call":
+                found.append(Call(name, args))
+        return rendered(dialect, "section", body, calls.accepted(), tuple(found))
+
+    def section(self, text: str, *calls: Call, between: str = "") -> str:
+        """``text`` then a section the way the model writes one: ``json.dumps`` arguments."""
+        written = (
+            f"{BEGIN}{self.write(c.name, json.dumps(dict(c.arguments)))}{END}" for c in calls
+        )
+        return text + OPEN + between.join(written) + CLOSE
+
+
+def expectation_of(call_re: str, calls: int) -> Callable[[str], dict[str, object]]:
+    """The expectation of a recorded section of ``calls`` calls, each matching ``call_re``
+    (two groups: the name and the JSON arguments), between text."""
+
+    def expect_section(content: str) -> dict[str, object]:
+        m = around(rf"(.*?){re.escape(OPEN)}{call_re * calls}{re.escape(CLOSE)}(.*)", content)
+        found = [call_map(m[2 + 2 * k], json.loads(m[3 + 2 * k])) for k in range(calls)]
+        return expectation(m[1] + m[2 + 2 * calls], found)
+
+    return expect_section
