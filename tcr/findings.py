@@ -117,7 +117,8 @@ def _check_rank(found: Signature) -> int:
 
 def symptoms(runs: Sequence[Collection[Signature]]) -> dict[Signature, Signature]:
     """Each signature that is a symptom, mapped to the one it is a symptom of: one of an
-    earlier check, in the same dialect and shape, shown by every run that shows it.
+    earlier check, in the same dialect (or any, when the symptom's could not be told) and
+    shape, shown by every run that shows it.
 
     ``runs`` are the signatures each run showed (a recording under one strategy, a fuzz
     case), in the order found.
@@ -134,7 +135,8 @@ def symptoms(runs: Sequence[Collection[Signature]]) -> dict[Signature, Signature
                 other
                 for other in ordered
                 if _check_rank(other) < _check_rank(found)
-                and (other.dialect, other.shape) == (found.dialect, found.shape)
+                and found.dialect in ("", other.dialect)
+                and other.shape == found.shape
                 and seen[found] <= seen[other]
             ),
             None,
