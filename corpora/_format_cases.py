@@ -89,6 +89,14 @@ MODELS: dict[str, tuple[Backend, tuple[str, ...]]] = {
         sse_chat("Seed-OSS-36B-Instruct-Q4_K_M.gguf"),
         ("<seed:tool_call>", "</seed:tool_call>", "<seed:think>", "</seed:think>"),
     ),
+    "jamba": (
+        engine_chunks("vllm", "ai21labs/AI21-Jamba-Mini-1.7", ms_per_chunk=24.0),
+        ("<tool_calls>", "</tool_calls>"),
+    ),
+    "granite": (
+        engine_chunks("vllm", "ibm-granite/granite-3.0-8b-instruct", ms_per_chunk=18.0),
+        ("<|tool_call|>",),
+    ),
 }
 
 

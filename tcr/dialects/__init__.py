@@ -67,6 +67,8 @@ _FAMILIES = (
     "minimax_m2",
     "seed_oss",
     "seed_think",
+    "jamba",
+    "granite",
 )
 
 

@@ -1,0 +1,111 @@
+"""The JSON-array dialects: Jamba / Hunyuan ``<tool_calls>``, Granite, Granite-20B-FC, Phi-4-mini.
+
+Their engine parsers read only ``{"name", "arguments"}`` objects (Phi-4-mini also
+``"parameters"``); each is checked whole and at every chunking.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from helpers import chunkings, run
+
+from tcr.detector import Rejected, Text, ToolCall
+from tcr.detector.bodies import parse_body
+from tcr.dialects import BodyError
+
+PARIS = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
+TIME = '{"name": "get_time", "arguments": {"tz": "CET"}}'
+
+
+def calls(events: list[object]) -> list[tuple[str, object, str]]:
+    return [(e.name, json.loads(e.arguments), e.format) for e in events if isinstance(e, ToolCall)]
+
+
+def shown(events: list[object]) -> str:
+    return "".join(
+        e.text if isinstance(e, Text) else e.content
+        for e in events
+        if isinstance(e, Text | Rejected)
+    )
+
+
+# --- jamba ------------------------------------------------------------------------------
+
+
+def test_jamba_two_calls_in_one_array_under_every_chunking() -> None:
+    text = f"Checking. <tool_calls>[{PARIS}, {TIME}]</tool_calls> Done."
+    for label, chunks in chunkings(text, randoms=30):
+        events = run(chunks)
+        assert calls(events) == [
+            ("get_weather", {"city": "Paris"}, "jamba"),
+            ("get_time", {"tz": "CET"}, "jamba"),
+        ], label
+        assert shown(events) == "Checking.  Done.", label
+
+
+def test_jamba_closing_tag_inside_an_argument_string_does_not_close() -> None:
+    value = "end with </tool_calls> here"
+    text = f'<tool_calls>[{{"name": "echo", "arguments": {{"text": "{value}"}}}}]</tool_calls>'
+    for label, chunks in chunkings(text, randoms=20):
+        assert calls(run(chunks)) == [("echo", {"text": value}, "jamba")], label
+
+
+def test_jamba_tag_is_not_read_as_hermes_tool_call() -> None:
+    events = run(list(f"<tool_calls>\n[{PARIS}]\n</tool_calls>"))
+    assert calls(events) == [("get_weather", {"city": "Paris"}, "jamba")]
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        (PARIS, "not_a_call"),  # an object, not an array
+        ("[]", "not_a_call"),
+        ('[{"name": "get_weather", "parameters": {"city": "Paris"}}]', "not_a_call"),
+        ('[{"name": "f", "arguments": "{\\"a\\": 1}"}]', "not_a_call"),  # a string
+        ('[{"type": "function", "function": {"name": "f", "arguments": {}}}]', "not_a_call"),
+        ('[{"name": "f", "arguments": {}', "malformed"),
+    ],
+)
+def test_jamba_reads_only_arrays_of_name_and_arguments(body: str, reason: str) -> None:
+    with pytest.raises(BodyError) as caught:
+        parse_body("jamba", body)
+    assert caught.value.reason == reason
+
+
+def test_jamba_block_with_an_undeclared_name_is_rejected() -> None:
+    events = run([f"<tool_calls>[{PARIS}]</tool_calls>"], tools=("get_time",))
+    assert [e.reason for e in events if isinstance(e, Rejected)] == ["undeclared"]
+
+
+# --- granite ----------------------------------------------------------------------------
+
+
+def test_granite_array_ends_at_its_balancing_bracket_under_every_chunking() -> None:
+    text = f'<|tool_call|>[{PARIS}, {{"name": "search", "arguments": {{"q": "a]["}}}}] after'
+    for label, chunks in chunkings(text, randoms=30):
+        events = run(chunks)
+        assert calls(events) == [
+            ("get_weather", {"city": "Paris"}, "granite"),
+            ("search", {"q": "a]["}, "granite"),
+        ], label
+        assert shown(events) == " after", label
+
+
+def test_granite_token_after_a_preamble_opens_a_call() -> None:
+    events = run(["Looking it up. ", f"<|tool_call|> [{PARIS}]"])
+    assert calls(events) == [("get_weather", {"city": "Paris"}, "granite")]
+    assert shown(events) == "Looking it up. "
+
+
+def test_granite_token_is_not_gemma_tool_call() -> None:
+    # Gemma 4 opens on <|tool_call> (no second bar): the two part at character 12.
+    events = run(list(f"<|tool_call|>[{TIME}]"))
+    assert calls(events) == [("get_time", {"tz": "CET"}, "granite")]
+
+
+def test_granite_single_object_is_not_a_call_list() -> None:
+    events = run([f"<|tool_call|>{PARIS}"])
+    assert not calls(events)
+    assert [e.format for e in events if isinstance(e, Rejected)] == ["granite"]
