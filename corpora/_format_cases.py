@@ -97,6 +97,11 @@ MODELS: dict[str, tuple[Backend, tuple[str, ...]]] = {
         engine_chunks("vllm", "ibm-granite/granite-3.0-8b-instruct", ms_per_chunk=18.0),
         ("<|tool_call|>",),
     ),
+    "granite_20b_fc": (
+        engine_chunks("vllm", "ibm-granite/granite-20b-functioncalling", ms_per_chunk=30.0),
+        (),
+    ),
+    "phi4_mini": (engine_chunks("vllm", "microsoft/Phi-4-mini-instruct", ms_per_chunk=14.0), ()),
 }
 
 

@@ -69,6 +69,8 @@ _FAMILIES = (
     "seed_think",
     "jamba",
     "granite",
+    "granite_20b_fc",
+    "phi4_mini_json",
 )
 
 

@@ -109,3 +109,59 @@ def test_granite_single_object_is_not_a_call_list() -> None:
     events = run([f"<|tool_call|>{PARIS}"])
     assert not calls(events)
     assert [e.format for e in events if isinstance(e, Rejected)] == ["granite"]
+
+
+# --- granite_20b_fc ---------------------------------------------------------------------
+
+
+def test_granite_20b_fc_one_call_per_marker_under_every_chunking() -> None:
+    text = f"<function_call> {PARIS} <function_call> {TIME}"
+    for label, chunks in chunkings(text, randoms=30):
+        events = run(chunks)
+        assert calls(events) == [
+            ("get_weather", {"city": "Paris"}, "granite_20b_fc"),
+            ("get_time", {"tz": "CET"}, "granite_20b_fc"),
+        ], label
+        assert shown(events) == " ", label
+
+
+def test_granite_20b_fc_marker_and_brace_inside_a_string_are_content() -> None:
+    value = "} <function_call> {"
+    text = f'<function_call> {{"name": "echo", "arguments": {{"text": "{value}"}}}}'
+    for label, chunks in chunkings(text, randoms=20):
+        assert calls(run(chunks)) == [("echo", {"text": value}, "granite_20b_fc")], label
+
+
+def test_granite_20b_fc_reads_one_object_not_an_array() -> None:
+    with pytest.raises(BodyError) as caught:
+        parse_body("granite_20b_fc", f"[{PARIS}]")
+    assert caught.value.reason == "not_a_call"
+
+
+# --- phi4_mini_json ---------------------------------------------------------------------
+
+
+def test_phi4_array_ends_at_its_balancing_bracket_not_the_first() -> None:
+    call = '{"name": "tag", "parameters": {"tags": ["a", "b]"], "n": [[1]]}}'
+    text = f"Tagging. functools[{call}, {PARIS}] Done."
+    for label, chunks in chunkings(text, randoms=30):
+        events = run(chunks)
+        assert calls(events) == [
+            ("tag", {"tags": ["a", "b]"], "n": [[1]]}, "phi4_mini_json"),
+            ("get_weather", {"city": "Paris"}, "phi4_mini_json"),
+        ], label
+        assert shown(events) == "Tagging.  Done.", label
+
+
+@pytest.mark.parametrize(
+    "prose",
+    [
+        "import functools\nfunctools.cache [1]",
+        "functools [not a call]",
+        "see functools.partial[int] in the docs",
+        "functool[1]",
+    ],
+)
+def test_phi4_word_without_its_bracket_is_text(prose: str) -> None:
+    for label, chunks in chunkings(prose, randoms=10):
+        assert shown(run(chunks)) == prose, label
