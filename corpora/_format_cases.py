@@ -102,6 +102,14 @@ MODELS: dict[str, tuple[Backend, tuple[str, ...]]] = {
         (),
     ),
     "phi4_mini": (engine_chunks("vllm", "microsoft/Phi-4-mini-instruct", ms_per_chunk=14.0), ()),
+    "functiongemma": (
+        engine_chunks("vllm", "google/functiongemma-270m-it", ms_per_chunk=9.0),
+        ("<start_function_call>", "<end_function_call>", "<escape>"),
+    ),
+    "command_r7b": (
+        sse_chat("c4ai-command-r7b-12-2024-Q4_K_M.gguf"),
+        ("<|START_ACTION|>", "<|END_ACTION|>", "<|START_THINKING|>", "<|END_THINKING|>"),
+    ),
 }
 
 

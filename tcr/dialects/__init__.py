@@ -71,6 +71,9 @@ _FAMILIES = (
     "granite",
     "granite_20b_fc",
     "phi4_mini_json",
+    "functiongemma",
+    "command_r7b",
+    "command_r7b_think",
 )
 
 

@@ -20,8 +20,8 @@ __all__ = ["ARGUMENTS", "strict_array", "strict_call", "strict_objects"]
 ARGUMENTS = ("arguments",)
 
 
-def strict_call(value: object, keys: Sequence[str] = ARGUMENTS) -> ParsedCall:
-    """One call object: a non-empty string ``name`` and an object under one of ``keys``."""
+def strict_call(value: object, keys: Sequence[str] = ARGUMENTS, name: str = "name") -> ParsedCall:
+    """One call object: a non-empty string under ``name`` and an object under one of ``keys``."""
     if not isinstance(value, dict):
         raise BodyError("not_a_call", "an item of the call list is not a JSON object")
     key = next((k for k in keys if k in value), None)
@@ -29,21 +29,23 @@ def strict_call(value: object, keys: Sequence[str] = ARGUMENTS) -> ParsedCall:
         raise BodyError("not_a_call", f"a call object without {' or '.join(map(repr, keys))}")
     if not isinstance(value[key], dict):
         raise BodyError("not_a_call", f"{key!r} is not a JSON object")
-    return call({"name": value.get("name"), "arguments": value[key]}, False)
+    return call({"name": value.get(name), "arguments": value[key]}, False)
 
 
-def strict_array(body: str, keys: Sequence[str] = ARGUMENTS) -> list[ParsedCall]:
+def strict_array(
+    body: str, keys: Sequence[str] = ARGUMENTS, name: str = "name"
+) -> list[ParsedCall]:
     """A non-empty JSON array of strict call objects, white space around allowed."""
     value = decode_whole(body)
     if not isinstance(value, list):
         raise BodyError("not_a_call", "the calls are not a JSON array")
     if not value:
         raise BodyError("not_a_call", "an empty array holds no call")
-    return [strict_call(item, keys) for item in value]
+    return [strict_call(item, keys, name) for item in value]
 
 
 def strict_objects(
-    draws: Draws, calls: Calls, keys: Sequence[str] = ARGUMENTS
+    draws: Draws, calls: Calls, keys: Sequence[str] = ARGUMENTS, name_key: str = "name"
 ) -> tuple[list[object], tuple[Call, ...]]:
     """The objects of ``calls`` written strictly, near misses included, and the calls they are.
 
@@ -58,10 +60,10 @@ def strict_objects(
         if flavor == "missing_name":
             objects.append({key: args})
         elif flavor == "name_only":
-            objects.append({"name": name})
+            objects.append({name_key: name})
         elif flavor == "not_a_call":
             objects.append({"answer": args})
         else:
-            objects.append({"name": name, key: args})
+            objects.append({name_key: name, key: args})
             found.append(Call(name, args))
     return objects, tuple(found)

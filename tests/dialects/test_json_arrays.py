@@ -165,3 +165,22 @@ def test_phi4_array_ends_at_its_balancing_bracket_not_the_first() -> None:
 def test_phi4_word_without_its_bracket_is_text(prose: str) -> None:
     for label, chunks in chunkings(prose, randoms=10):
         assert shown(run(chunks)) == prose, label
+
+
+# --- command_r7b ------------------------------------------------------------------------
+
+R7B_CALL = '{"tool_call_id": "0", "tool_name": "get_weather", "parameters": {"city": "Paris"}}'
+
+
+def test_command_r7b_array_of_tool_name_and_parameters_under_every_chunking() -> None:
+    text = f"<|START_ACTION|>[\n    {R7B_CALL}\n]<|END_ACTION|> ok"
+    for label, chunks in chunkings(text, randoms=30):
+        events = run(chunks)
+        assert calls(events) == [("get_weather", {"city": "Paris"}, "command_r7b")], label
+        assert shown(events) == " ok", label
+
+
+def test_command_r7b_reads_no_name_and_arguments_objects() -> None:
+    with pytest.raises(BodyError) as caught:
+        parse_body("command_r7b", f"[{PARIS}]")
+    assert caught.value.reason == "not_a_call"
