@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tcr.dialects._calls import BodyError, ParsedCall, call, decode_whole
-from tcr.dialects._record import Call, Draws
-from tcr.dialects._writing import Calls
+from tcr.dialects._record import Call, Draws, Tools
+from tcr.dialects._writing import FLAVORS, MAX_CALLS, Calls
 
-__all__ = ["ARGUMENTS", "strict_array", "strict_call", "strict_objects"]
+__all__ = ["ARGUMENTS", "strict_array", "strict_call", "strict_calls", "strict_objects"]
 
 ARGUMENTS = ("arguments",)
 
@@ -67,3 +67,18 @@ def strict_objects(
             objects.append({name_key: name, key: args})
             found.append(Call(name, args))
     return objects, tuple(found)
+
+
+def strict_calls(
+    draws: Draws,
+    tools: Tools,
+    *,
+    most: int = MAX_CALLS,
+    keys: Sequence[str] = ARGUMENTS,
+    name_key: str = "name",
+) -> tuple[list[object], tuple[Call, ...], bool]:
+    """Drawn call objects of one block (the first may be a near miss), the calls they are,
+    and whether a correct detector accepts the block."""
+    calls = Calls(draws, tools, most=most, flavors=FLAVORS)
+    objects, found = strict_objects(draws, calls, keys, name_key)
+    return objects, found, calls.accepted(optional=False)

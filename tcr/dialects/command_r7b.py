@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 
-from tcr.dialects._arrays import strict_array, strict_objects
+from tcr.dialects._arrays import strict_array, strict_calls
 from tcr.dialects._calls import ParsedCall
 from tcr.dialects._grammars import around, call_map, expectation
 from tcr.dialects._record import (
@@ -31,7 +31,7 @@ from tcr.dialects._record import (
     Rendered,
     Tools,
 )
-from tcr.dialects._writing import FLAVORS, MAX_CALLS, BodyText, Calls, json_text, rendered
+from tcr.dialects._writing import BodyText, json_text, rendered
 
 __all__ = ["DIALECT"]
 
@@ -47,8 +47,7 @@ def _parse(body: str) -> list[ParsedCall]:
 
 
 def _render(draws: Draws, tools: Tools) -> Rendered:
-    calls = Calls(draws, tools, most=MAX_CALLS, flavors=FLAVORS)
-    objects, found = strict_objects(draws, calls, KEYS, NAME)
+    objects, found, accepted = strict_calls(draws, tools, keys=KEYS, name_key=NAME)
     if draws.option(1, (True, False)):  # llama.cpp's template numbers the calls first
         objects = [
             {"tool_call_id": str(k), **o} for k, o in enumerate(objects) if isinstance(o, dict)
@@ -57,7 +56,7 @@ def _render(draws: Draws, tools: Tools) -> Rendered:
     body = BodyText()
     body.add(json_text(objects, draws.style()), fragile=True)
     body.add(space)
-    return rendered(DIALECT, "array", body, calls.accepted(optional=False), found)
+    return rendered(DIALECT, "array", body, accepted, found)
 
 
 def _expect(content: str) -> dict[str, object]:

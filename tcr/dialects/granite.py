@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 
-from tcr.dialects._arrays import strict_array, strict_objects
+from tcr.dialects._arrays import strict_array, strict_calls
 from tcr.dialects._grammars import TIME, WEATHER, around, expectation
 from tcr.dialects._record import (
     BodyLexer,
@@ -27,7 +27,7 @@ from tcr.dialects._record import (
     Rendered,
     Tools,
 )
-from tcr.dialects._writing import FLAVORS, MAX_CALLS, BodyText, Calls, json_text, rendered
+from tcr.dialects._writing import BodyText, json_text, rendered
 
 __all__ = ["DIALECT"]
 
@@ -36,12 +36,11 @@ _PARIS = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
 
 
 def _render(draws: Draws, tools: Tools) -> Rendered:
-    calls = Calls(draws, tools, most=MAX_CALLS, flavors=FLAVORS)
-    objects, found = strict_objects(draws, calls)
+    objects, found, accepted = strict_calls(draws, tools)
     body = BodyText()
     body.add(draws.option(0, ("", " ", "\n")))
     body.add(json_text(objects, draws.style()), fragile=True)
-    return rendered(DIALECT, "array", body, calls.accepted(optional=False), found)
+    return rendered(DIALECT, "array", body, accepted, found)
 
 
 def _expect(content: str) -> dict[str, object]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 
-from tcr.dialects._arrays import strict_call, strict_objects
+from tcr.dialects._arrays import strict_call, strict_calls
 from tcr.dialects._calls import ParsedCall, decode_whole
 from tcr.dialects._grammars import TIME, WEATHER, around, expectation
 from tcr.dialects._record import (
@@ -27,7 +27,7 @@ from tcr.dialects._record import (
     Rendered,
     Tools,
 )
-from tcr.dialects._writing import FLAVORS, BodyText, Calls, json_text, rendered
+from tcr.dialects._writing import BodyText, json_text, rendered
 
 __all__ = ["DIALECT"]
 
@@ -41,12 +41,11 @@ def _parse(body: str) -> list[ParsedCall]:
 
 
 def _render(draws: Draws, tools: Tools) -> Rendered:
-    calls = Calls(draws, tools, most=1, flavors=FLAVORS)
-    (obj,), found = strict_objects(draws, calls)
+    (obj,), found, accepted = strict_calls(draws, tools, most=1)
     body = BodyText()
     body.add(draws.option(0, (" ", "", "\n")))
     body.add(json_text(obj, draws.style()), fragile=True)
-    return rendered(DIALECT, "object", body, calls.accepted(optional=False), found)
+    return rendered(DIALECT, "object", body, accepted, found)
 
 
 def _expect(content: str) -> dict[str, object]:

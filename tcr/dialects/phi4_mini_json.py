@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from tcr.dialects._arrays import strict_array, strict_objects
+from tcr.dialects._arrays import strict_array, strict_calls
 from tcr.dialects._calls import ParsedCall
 from tcr.dialects._grammars import TIME, WEATHER, around, expectation
 from tcr.dialects._record import (
@@ -28,7 +28,7 @@ from tcr.dialects._record import (
     Rendered,
     Tools,
 )
-from tcr.dialects._writing import FLAVORS, MAX_CALLS, BodyText, Calls, json_text
+from tcr.dialects._writing import BodyText, json_text
 
 __all__ = ["DIALECT"]
 
@@ -43,8 +43,7 @@ def _parse(body: str) -> list[ParsedCall]:
 
 
 def _render(draws: Draws, tools: Tools) -> Rendered:
-    calls = Calls(draws, tools, most=MAX_CALLS, flavors=FLAVORS)
-    objects, found = strict_objects(draws, calls, KEYS)
+    objects, found, accepted = strict_calls(draws, tools, keys=KEYS)
     body = BodyText()
     body.add(json_text(objects, draws.style()), fragile=True)
     return Rendered(
@@ -53,7 +52,7 @@ def _render(draws: Draws, tools: Tools) -> Rendered:
         WORD,
         body.text,
         calls=tuple(dataclasses.replace(call, dialect=DIALECT.id) for call in found),
-        accepted=calls.accepted(optional=False),
+        accepted=accepted,
         fragile=tuple(body.fragile),
     )
 
