@@ -89,6 +89,27 @@ MODELS: dict[str, tuple[Backend, tuple[str, ...]]] = {
         sse_chat("Seed-OSS-36B-Instruct-Q4_K_M.gguf"),
         ("<seed:tool_call>", "</seed:tool_call>", "<seed:think>", "</seed:think>"),
     ),
+    "jamba": (
+        engine_chunks("vllm", "ai21labs/AI21-Jamba-Mini-1.7", ms_per_chunk=24.0),
+        ("<tool_calls>", "</tool_calls>"),
+    ),
+    "granite": (
+        engine_chunks("vllm", "ibm-granite/granite-3.0-8b-instruct", ms_per_chunk=18.0),
+        ("<|tool_call|>",),
+    ),
+    "granite_20b_fc": (
+        engine_chunks("vllm", "ibm-granite/granite-20b-functioncalling", ms_per_chunk=30.0),
+        (),
+    ),
+    "phi4_mini": (engine_chunks("vllm", "microsoft/Phi-4-mini-instruct", ms_per_chunk=14.0), ()),
+    "functiongemma": (
+        engine_chunks("vllm", "google/functiongemma-270m-it", ms_per_chunk=9.0),
+        ("<start_function_call>", "<end_function_call>", "<escape>"),
+    ),
+    "command_r7b": (
+        sse_chat("c4ai-command-r7b-12-2024-Q4_K_M.gguf"),
+        ("<|START_ACTION|>", "<|END_ACTION|>", "<|START_THINKING|>", "<|END_THINKING|>"),
+    ),
 }
 
 

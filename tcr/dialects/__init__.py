@@ -67,6 +67,13 @@ _FAMILIES = (
     "minimax_m2",
     "seed_oss",
     "seed_think",
+    "jamba",
+    "granite",
+    "granite_20b_fc",
+    "phi4_mini_json",
+    "functiongemma",
+    "command_r7b",
+    "command_r7b_think",
 )
 
 
