@@ -1,6 +1,6 @@
 """Regenerate ``corpora/recorded/``: real streams from a real llama-server.
 
-    python scripts/record_corpus.py [--out corpora/recorded]
+    python scripts/record_corpus.py [--out corpora/recorded] [--dialect ID ...]
 
 Starts llama-server with SmolLM2-135M-Instruct on loopback (ARCHITECTURE.md §9) and
 records, through ``tcr.recorder.record``, one stream per dialect of
@@ -8,7 +8,9 @@ records, through ``tcr.recorder.record``, one stream per dialect of
 and the server streams it split the way its tokenizer splits it), plus native
 ``tool_calls`` streams from a server started with a Hermes template. Each
 dialect recording gets the expectation its grammar implies; then every
-recording is replayed through the reference detector and must pass.
+recording is replayed through the reference detector and must pass. With
+``--dialect`` only those dialects' grammars are recorded (a new family's, say),
+the other recordings and the native ones left as they are.
 """
 
 from __future__ import annotations
@@ -54,9 +56,11 @@ def native_request(choice: str) -> dict[str, Any]:
     }
 
 
-def record_dialects(server: Server, out: Path) -> list[Path]:
+def record_dialects(server: Server, out: Path, only: frozenset[str] = frozenset()) -> list[Path]:
     paths = []
     for case in DIALECTS:
+        if only and case.dialect not in only:
+            continue
         body = dialect_request(case)
         labels = {"dialect": case.dialect, "note": case.note}
         path = out / f"{case.name}.msgpack"
@@ -91,12 +95,23 @@ def record_native(server: Server, out: Path) -> list[Path]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "corpora" / "recorded")
+    parser.add_argument(
+        "--dialect",
+        action="append",
+        default=[],
+        help="record only this dialect's grammars (repeatable); the native streams are skipped",
+    )
     opts = parser.parse_args()
+    only = frozenset(opts.dialect)
+    unknown = only - {case.dialect for case in DIALECTS}
+    if unknown:
+        parser.error(f"no grammar for dialect(s) {', '.join(sorted(unknown))}")
     opts.out.mkdir(parents=True, exist_ok=True)
     with llama_server() as server:
-        paths = record_dialects(server, opts.out)
-    with llama_server(template="hermes.jinja") as server:
-        paths += record_native(server, opts.out)
+        paths = record_dialects(server, opts.out, only)
+    if not only:
+        with llama_server(template="hermes.jinja") as server:
+            paths += record_native(server, opts.out)
     report = run(paths, runs=50)
     print(f"replayed {report.recordings} recordings: exit code {report.exit_code}")
     sys.exit(report.exit_code)
