@@ -11,11 +11,23 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["TIME", "WEATHER", "around", "call_map", "city_call", "expectation"]
+__all__ = [
+    "CITY_ARGUMENTS",
+    "TIME",
+    "TZ_ARGUMENTS",
+    "WEATHER",
+    "around",
+    "call_map",
+    "city_call",
+    "expectation",
+]
 
 # A call as GBNF writes it: JSON with a quoted city the model chooses.
 WEATHER = '"{\\"name\\": \\"get_weather\\", \\"arguments\\": {\\"city\\": " city "}}"'
 TIME = '"{\\"name\\": \\"get_time\\", \\"arguments\\": {\\"tz\\": \\"CET\\"}}"'
+# The arguments alone, for formats that write the name apart from them.
+CITY_ARGUMENTS = '"{\\"city\\": " city "}"'
+TZ_ARGUMENTS = '"{\\"tz\\": \\"CET\\"}"'
 
 
 def call_map(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
