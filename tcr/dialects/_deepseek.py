@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tcr.dialects._calls import BodyError, ParsedCall, canonical_arguments, decode_at, skip_space
-from tcr.dialects._grammars import around, call_map, expectation
+from tcr.dialects._grammars import calls_between
 from tcr.dialects._record import (
     BodyLexer,
     Call,
@@ -48,7 +48,6 @@ __all__ = [
     "DeepSeekCalls",
     "arguments_at",
     "expect",
-    "expectation_of",
     "find_sep",
 ]
 
@@ -155,7 +154,9 @@ class DeepSeekCalls:
         gbnf = " ".join(f"{literal(head + n + middle)} {a} {literal(tail)}" for n, a in calls)
         call_re = rf"{re.escape(head)}(\w+){re.escape(middle)}(\{{.*?\}}){re.escape(tail)}"
         root = f'sentence "{OPEN}" {gbnf} "{CLOSE}"'
-        return Grammar(name, note, prompt, root, expectation_of(call_re, len(calls)))
+        return Grammar(
+            name, note, prompt, root, calls_between(call_re, len(calls), opens=OPEN, closes=CLOSE)
+        )
 
     def end_marker_in_argument(self, dialect_id: str, note: str, model: str) -> RegressionCase:
         """The case both versions' parsers get wrong: ``<｜tool▁call▁end｜>`` in a string."""
@@ -195,15 +196,3 @@ class DeepSeekCalls:
             **fields,
         )
         return record
-
-
-def expectation_of(call_re: str, calls: int) -> Callable[[str], dict[str, object]]:
-    """The expectation of a recorded section of ``calls`` calls, each matching ``call_re``
-    (two groups: the name and the JSON arguments), between text."""
-
-    def expect_section(content: str) -> dict[str, object]:
-        m = around(rf"(.*?){re.escape(OPEN)}{call_re * calls}{re.escape(CLOSE)}(.*)", content)
-        found = [call_map(m[2 + 2 * k], json.loads(m[3 + 2 * k])) for k in range(calls)]
-        return expectation(m[1] + m[2 + 2 * calls], found)
-
-    return expect_section
