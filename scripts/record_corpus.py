@@ -10,7 +10,9 @@ and the server streams it split the way its tokenizer splits it), plus native
 dialect recording gets the expectation its grammar implies; then every
 recording is replayed through the reference detector and must pass. With
 ``--dialect`` only those dialects' grammars are recorded (a new family's, say),
-the other recordings and the native ones left as they are.
+the other recordings and the native ones left as they are; with ``--native
+TEMPLATE`` only that template's native streams (a family whose markup
+llama-server parses itself).
 """
 
 from __future__ import annotations
@@ -74,15 +76,27 @@ def record_dialects(server: Server, out: Path, only: frozenset[str] = frozenset(
     return paths
 
 
-def record_native(server: Server, out: Path) -> list[Path]:
+# Templates that make llama-server parse a family's markup itself (scripts/templates),
+# with the stem of the native recordings each one gives.
+NATIVE_TEMPLATES = {
+    "hermes.jinja": ("native_tool_calls", "Hermes <tool_call>"),
+    "seed_oss.jinja": ("native_seed_oss", "Seed-OSS <seed:tool_call>"),
+}
+
+
+def record_native(server: Server, out: Path, template: str) -> list[Path]:
+    stem, markup = NATIVE_TEMPLATES[template]
     caps = server.props().get("chat_template_caps", {})
     if not isinstance(caps, dict) or not caps.get("supports_tool_calls"):
-        raise SystemExit("llama-server did not accept the Hermes template for tool calls")
+        raise SystemExit(f"llama-server did not accept {template} for tool calls")
     paths = []
     for choice in ("auto", "required"):
         body = native_request(choice)
-        labels = {"dialect": "native", "note": f"native tool_calls deltas, tool_choice={choice}"}
-        path = out / f"native_tool_calls_{choice}.msgpack"
+        note = f"native tool_calls deltas, tool_choice={choice}"
+        if stem != "native_tool_calls":
+            note += f", llama-server parsing {markup} ({template})"
+        labels = {"dialect": "native", "note": note}
+        path = out / f"{stem}_{choice}.msgpack"
         result = record_sync(server.url + "/v1/chat/completions", body, path, labels=labels)
         calls = decode(read_recording(path)).calls
         if not result.complete or not calls:
@@ -101,17 +115,26 @@ def main() -> None:
         default=[],
         help="record only this dialect's grammars (repeatable); the native streams are skipped",
     )
+    parser.add_argument(
+        "--native",
+        action="append",
+        default=[],
+        choices=sorted(NATIVE_TEMPLATES),
+        help="record only the native streams of this template (repeatable)",
+    )
     opts = parser.parse_args()
     only = frozenset(opts.dialect)
     unknown = only - {case.dialect for case in DIALECTS}
     if unknown:
         parser.error(f"no grammar for dialect(s) {', '.join(sorted(unknown))}")
     opts.out.mkdir(parents=True, exist_ok=True)
-    with llama_server() as server:
-        paths = record_dialects(server, opts.out, only)
-    if not only:
-        with llama_server(template="hermes.jinja") as server:
-            paths += record_native(server, opts.out)
+    paths = []
+    if only or not opts.native:
+        with llama_server() as server:
+            paths += record_dialects(server, opts.out, only)
+    for template in opts.native or ([] if only else NATIVE_TEMPLATES):
+        with llama_server(template=template) as server:
+            paths += record_native(server, opts.out, template)
     report = run(paths, runs=50)
     print(f"replayed {report.recordings} recordings: exit code {report.exit_code}")
     sys.exit(report.exit_code)
