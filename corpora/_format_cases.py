@@ -2,11 +2,13 @@
 
 Each dialect's record holds its regression cases; this module only says how
 each model's backend frames and splits a stream (its special tokens arrive whole).
+A new family describes its cases' backend in its own module (``tcr.dialects.Model``);
+``MODELS`` names the backends that the older cases share.
 """
 
 from __future__ import annotations
 
-from tcr.dialects import DIALECTS, RegressionCase
+from tcr.dialects import DIALECTS, Model, RegressionCase
 
 from ._cases import (
     GEMMA4,
@@ -35,7 +37,7 @@ from ._cases import (
     Expect,
     tokens,
 )
-from ._wire import Backend, engine_chunks, sse_chat
+from ._wire import Backend, engine_chunks, ndjson_ollama, sse_chat
 
 __all__ = ["FORMAT_CASES", "MODELS"]
 
@@ -113,8 +115,21 @@ MODELS: dict[str, tuple[Backend, tuple[str, ...]]] = {
 }
 
 
+def _backend(model: str | Model) -> tuple[Backend, tuple[str, ...]]:
+    """A case's backend: one of ``MODELS`` by name, or as its family module describes it."""
+    if isinstance(model, str):
+        return MODELS[model]
+    if model.engine == "llama-server":
+        backend = sse_chat(model.name, ms_per_chunk=model.ms_per_chunk)
+    elif model.engine == "ollama":
+        backend = ndjson_ollama(model.name, ms_per_chunk=model.ms_per_chunk)
+    else:
+        backend = engine_chunks(model.engine, model.name, ms_per_chunk=model.ms_per_chunk)
+    return backend, model.special_tokens
+
+
 def _case(dialect_id: str, case: RegressionCase) -> Case:
-    backend, special = MODELS[case.model]
+    backend, special = _backend(case.model)
     return Case(
         file=case.file,
         bug=case.bug,

@@ -17,3 +17,14 @@ def test_weather_json_is_the_request_behind_the_bundled_hermes_recording() -> No
 
 def test_weather_native_json_is_the_native_tool_calls_request() -> None:
     assert json.loads((EXAMPLES / "weather_native.json").read_text()) == native_request("auto")
+
+
+def test_every_dialect_recording_is_what_the_script_asks_for_today() -> None:
+    """The grammars read from the records still send the requests the recordings were made by."""
+    from tcr.corpora import ROOT
+    from tcr.corpus import read_recording
+
+    for case in DIALECTS:
+        recording = read_recording(ROOT / "recorded" / f"{case.name}.msgpack")
+        assert recording.header["request"] == dialect_request(case), case.name
+        assert recording.labels["dialect"] == case.dialect
