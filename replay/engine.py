@@ -183,6 +183,7 @@ class Replay:
             runs=last,
             seed=self.plan.seed,
             start=first,
+            claim=self.judge.claim,
         )
         return outcome, self._strategy(outcome, chunkings)
 

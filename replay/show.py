@@ -20,6 +20,7 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Any, Final
 
+from tcr.claims import Claim
 from tcr.corpus import Frame, Recording, read_recording
 from tcr.detector.events import Detector
 from tcr.detector.loader import REFERENCE, DetectorSpec
@@ -79,7 +80,7 @@ def summarize(
     )
     if error is not None:
         return summary
-    label, chunks = _chunking(strategy, recording, decoded, seed)
+    label, chunks = _chunking(strategy, recording, decoded, seed, chosen.claim)
     content = {
         "text": decoded.text,
         "rechunk": strategy.spec,
@@ -129,13 +130,15 @@ def _decode(recording: Recording) -> tuple[Decoded, str | None]:
 
 
 def _chunking(
-    strategy: Strategy, recording: Recording, decoded: Decoded, seed: int
+    strategy: Strategy, recording: Recording, decoded: Decoded, seed: int, claim: Claim
 ) -> tuple[str, tuple[str, ...]]:
     if strategy.transport:  # re-split the raw body, then decode it again
         body = b"".join(_as_bytes(frame.data) for frame in recording.frames)
         chunking = _one(strategy, strategy.chunkings(body, runs=1, seed=seed))
         return chunking.label, tuple(decode_bytes(recording.kind, chunking.chunks).content)
-    chunkings = strategy.chunkings(decoded.text, original=decoded.content, runs=1, seed=seed)
+    chunkings = strategy.chunkings(
+        decoded.text, original=decoded.content, runs=1, seed=seed, claim=claim
+    )
     chunking = _one(strategy, chunkings)
     return chunking.label, chunking.chunks
 
