@@ -36,6 +36,7 @@ class Failure:
             "kind": self.violation.kind,
             "dialect": self.violation.dialect,
             "shape": self.signature.shape,
+            "proxy_only": self.signature.proxy,  # the minimal chunking cuts a special token
             "message": self.violation.message,
             "chunk": self.violation.chunk,
             "offset": self.violation.offset,
@@ -130,6 +131,7 @@ class FindingGroup:
             "kind": self.signature.kind,
             "dialect": self.signature.dialect,
             "shape": self.signature.shape,
+            "proxy_only": self.signature.proxy,
             "failures": len(self.failures),
             "recordings": self.recordings,
             "strategies": self.strategies,

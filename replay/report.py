@@ -19,7 +19,7 @@ from tcr._runtime import junit
 from tcr._runtime.report_files import write_sarif_log
 from tcr.corpora import ROOT
 from tcr.oracle import CHECKS, Check
-from tcr.signature import TIMEOUT
+from tcr.signature import PROXY_NOTE, TIMEOUT
 
 from .model import Failure, FindingGroup, Outcome, Report
 
@@ -229,7 +229,7 @@ def _render_group(console: Console, group: FindingGroup) -> None:
     where = f"{_plural(group.recordings, 'recording')}, {_plural(group.strategies, 'strategy')}"
     if group.signature.check == Check.COST:
         where = "the probe message, once per run"
-    console.print(f"[bold red]{escape(str(group.signature))}[/]: {where}", highlight=False)
+    console.print(f"[bold red]{escape(group.signature.label)}[/]: {where}", highlight=False)
     _render_failure(console, outcome, failure)
     others: dict[str, list[str]] = {}
     for o, _ in group.failures[1:]:
@@ -292,7 +292,7 @@ def _junit_case(o: Outcome) -> junit.Case:
     if o.failures:
         first = o.failures[0].violation
         details = "\n\n".join(
-            f"{f.signature}: {f.violation}\nreproduce: {f.reproducer}" for f in o.failures
+            f"{f.signature.label}: {f.violation}\nreproduce: {f.reproducer}" for f in o.failures
         )
         return replace(
             case,
@@ -347,6 +347,8 @@ def _failure_result(outcome: Outcome, failure: Failure, path: str | None) -> sar
         f"{failure.original_splits} to {len(failure.splits)} split points; reproduce with: "
         f"{failure.reproducer}"
     )
+    if failure.signature.proxy:
+        message += f". {PROXY_NOTE}"
     if path is None:  # the cost check: the probe, no recording
         message = f"{v.check} fails: {v.message}. Reproduce with: {failure.reproducer}"
     return sarif.Result(
@@ -367,6 +369,7 @@ def _failure_result(outcome: Outcome, failure: Failure, path: str | None) -> sar
             "strategy": outcome.strategy,
             "chunking": failure.label,
             "signature": str(failure.signature),
+            "proxyOnly": failure.signature.proxy,
             "splits": list(failure.splits),
             "excerpt": v.excerpt,
             "reproducer": failure.reproducer,

@@ -53,17 +53,21 @@ def summarize(
     timeout: float | None = None,
     dialects: Sequence[str] | None = None,
     empty_tools: str | None = None,
+    special_tokens: str | None = None,
 ) -> ShowSummary:
     """Everything about one recording; see the module docstring.
 
-    ``dialects``/``empty_tools``: the claim to judge against, over the detector's own.
+    ``dialects``/``empty_tools``/``special_tokens``: the claim to judge against, over the
+    detector's own.
     ``tools`` overrides the recording's declared tools (``[]`` declares none);
     ``rechunk`` must name one chunking (``random`` uses run 0 of ``seed``).
     ``timeout``: seconds each run of the message may take (None: no limit).
     """
     strategy = parse_strategy(rechunk)  # input errors first, before any work
     timeout = check_timeout(timeout)
-    chosen = DetectorSpec.load(detector, dialects=dialects, empty_tools=empty_tools)
+    chosen = DetectorSpec.load(
+        detector, dialects=dialects, empty_tools=empty_tools, special_tokens=special_tokens
+    )
     recording = read_recording(path)
     declared = tools if tools is not None else recording.tools
     decoded, error = _decode(recording)

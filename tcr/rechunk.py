@@ -40,6 +40,7 @@ __all__ = [
     "parse_strategy",
     "special_spans",
     "split_at",
+    "split_tokens_mended",
     "splits_inside",
     "splits_spec",
 ]
@@ -404,6 +405,17 @@ def splits_inside(splits: Sequence[int], spans: Sequence[tuple[int, int]]) -> li
     return inside
 
 
+def split_tokens_mended(chunks: Sequence[str], markers: Sequence[str]) -> tuple[str, ...]:
+    """``chunks`` with every split inside one of the special-token ``markers`` dropped: the
+    chunking a parser that sees token ids gets (fuzz's drawn chunkings, for such a claim)."""
+    text = "".join(chunks)
+    splits = Chunking("splits", "", tuple(chunks)).splits
+    inside = set(splits_inside(splits, special_spans(text, markers)))
+    if not inside:
+        return tuple(chunks)
+    return tuple(_cut(text, [s for s in splits if s not in inside]))
+
+
 def _kept_whole(
     chunkings: Iterator[Chunking[AnyStr]], spans: tuple[tuple[int, int], ...], *, once: bool
 ) -> Iterator[Chunking[AnyStr]]:
@@ -432,9 +444,7 @@ def _kept_whole(
 # contraction, a word with its leading space, a digit run, one other character with its
 # leading space (punctuation alone), white space (the last space before a word stays
 # with the word). Every character is matched, so the pieces add up to the text.
-_PRE_TOKENS = re.compile(
-    r"'(?:[sdmt]|ll|ve|re)| ?[^\W\d_]+| ?\d+| ?(?:[^\s\w]|_)|\s+(?!\S)|\s+"
-)
+_PRE_TOKENS = re.compile(r"'(?:[sdmt]|ll|ve|re)| ?[^\W\d_]+| ?\d+| ?(?:[^\s\w]|_)|\s+(?!\S)|\s+")
 _DIGIT_GROUP = 3  # digits go in groups of 1..3, as cl100k and Llama 3 split numbers
 _MERGED = 8  # one token in this many is emitted with the one before (a detokenizer's
 # held bytes, speculative decoding): so a point between tokens is sometimes no split

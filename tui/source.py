@@ -12,9 +12,9 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from tcr.claims import EVERYTHING, Claim
 from tcr.corpus import Frame, Recording, RecordingReader
 from tcr.errors import DecodeError, TcrError
-from tcr.claims import EVERYTHING, Claim
 from tcr.rechunk import parse_strategy
 from tcr.stream import Delta, StreamDecoder
 
@@ -220,7 +220,5 @@ def chunking(spec: str, source: Source, seed: int = 0, claim: Claim = EVERYTHING
         return source.chunks
     source.load_all()
     strategy = parse_strategy(spec)
-    made = strategy.chunkings(
-        source.text, original=source.chunks, runs=1, seed=seed, claim=claim
-    )
+    made = strategy.chunkings(source.text, original=source.chunks, runs=1, seed=seed, claim=claim)
     return next(made).chunks

@@ -24,7 +24,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from tcr.commands.options import claimed, fail, seed_option
+from tcr.commands.options import claimed, fail, seed_option, special_tokens_option
 from tcr.detector.loader import DetectorSpec
 from tcr.dialects import DIALECTS
 from tcr.errors import EXIT_OK, EXIT_VIOLATION, TcrError
@@ -216,7 +216,7 @@ def build(
         report = replay(replayed, detector=spec)
         for group in report.findings:
             _place(result, name, group.signature.dialect, "replay", group.first[1].reproducer,
-                   str(group.signature), len(group.failures))  # fmt: skip
+                   group.signature.label, len(group.failures))  # fmt: skip
         for row in chosen:
             if row == TEXT or result.cells[row, name].state == NOT_CLAIMED:
                 continue
@@ -231,7 +231,7 @@ def build(
             for finding in found.findings:
                 reproducer = finding.replay_command
                 _place(result, name, finding.signature.dialect or row, "fuzz", reproducer,
-                       str(finding.signature), finding.count)  # fmt: skip
+                       finding.signature.label, finding.count)  # fmt: skip
     result.seconds = time.perf_counter() - started
     return result
 
@@ -322,6 +322,7 @@ def render(matrix: Matrix, console: Console) -> None:
     metavar="ID",
     help="The claim of every detector that declares none (repeatable).",
 )
+@special_tokens_option
 @click.option(
     "--row", "rows", multiple=True, metavar="ID", help="Only these dialects' rows (repeatable)."
 )
@@ -354,6 +355,7 @@ def matrix(
     detectors: tuple[str, ...],
     commands: tuple[str, ...],
     dialects: tuple[str, ...],
+    special_tokens: str | None,
     rows: tuple[str, ...],
     budget: str,
     seed: int,
@@ -370,7 +372,7 @@ def matrix(
     try:
         budget_s = parse_budget(budget)
         files = _paths(paths)
-        with _Specs(detectors, commands, claimed(dialects)) as specs:
+        with _Specs(detectors, commands, claimed(dialects), special_tokens) as specs:
             status = err.status("matrix", spinner="dots") if err.is_terminal else nullcontext()
             with status as shown:
 
@@ -412,23 +414,33 @@ class _Specs:
     """``--detector`` and ``--detector-cmd`` loaded, harnesses stopped on leaving."""
 
     def __init__(
-        self, detectors: Sequence[str], commands: Sequence[str], dialects: list[str] | None
+        self,
+        detectors: Sequence[str],
+        commands: Sequence[str],
+        dialects: list[str] | None,
+        special_tokens: str | None = None,
     ) -> None:
         self.detectors, self.commands, self.dialects = detectors, commands, dialects
+        self.special_tokens = special_tokens
         self.stack = ExitStack()
 
     def __enter__(self) -> list[DetectorSpec]:
         from tcr.stdio import command_factory
 
-        specs = [DetectorSpec.load(d, dialects=self.dialects) for d in self.detectors]
+        tokens = self.special_tokens
+        specs = [
+            DetectorSpec.load(d, dialects=self.dialects, special_tokens=tokens)
+            for d in self.detectors
+        ]
         try:
             for command in self.commands:
                 factory = self.stack.enter_context(command_factory(command, timeout=5.0))
-                specs.append(DetectorSpec(factory, command=command).claiming(self.dialects))
+                harness = DetectorSpec(factory, command=command)
+                specs.append(harness.claiming(self.dialects, special_tokens=tokens))
         except BaseException:
             self.stack.close()
             raise
-        return specs or [DetectorSpec.load(None, dialects=self.dialects)]
+        return specs or [DetectorSpec.load(None, dialects=self.dialects, special_tokens=tokens)]
 
     def __exit__(self, *exc: object) -> None:
         self.stack.close()

@@ -4,10 +4,10 @@ detector whole (ARCHITECTURE.md §6)."""
 from __future__ import annotations
 
 import pytest
+from helpers import run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import run
 from tcr.claims import EVERYTHING, Claim
 from tcr.detector.core import StreamDetector
 from tcr.dialects import DIALECTS
@@ -30,14 +30,15 @@ texts = st.lists(st.one_of(st.text(max_size=12), st.sampled_from(SPECIALS)), max
 )
 claims = st.builds(
     Claim,
-    st.sets(st.sampled_from([d.id for d in DIALECTS]), min_size=1).map(frozenset)
-    | st.none(),
+    st.sets(st.sampled_from([d.id for d in DIALECTS]), min_size=1).map(frozenset) | st.none(),
     st.just("reject"),
     st.sampled_from(["split", "whole"]),
 )
 
 
-def tokens(text: str, *, runs: int = 5, seed: int = 0, claim: Claim = EVERYTHING) -> list[Chunking[str]]:
+def tokens(
+    text: str, *, runs: int = 5, seed: int = 0, claim: Claim = EVERYTHING
+) -> list[Chunking[str]]:
     return list(parse_strategy("tokens").chunkings(text, runs=runs, seed=seed, claim=claim))
 
 
@@ -59,7 +60,9 @@ def test_tokens_takes_no_argument() -> None:
 
 @settings(max_examples=200, deadline=None)
 @given(texts, claims, st.integers(0, 3))
-def test_tokens_chunks_add_up_to_the_text_and_none_is_empty(text: str, claim: Claim, seed: int) -> None:
+def test_tokens_chunks_add_up_to_the_text_and_none_is_empty(
+    text: str, claim: Claim, seed: int
+) -> None:
     for chunking in tokens(text, runs=3, seed=seed, claim=claim):
         assert "".join(chunking.chunks) == text
         assert all(chunking.chunks)
@@ -67,7 +70,9 @@ def test_tokens_chunks_add_up_to_the_text_and_none_is_empty(text: str, claim: Cl
 
 @settings(max_examples=200, deadline=None)
 @given(texts, claims, st.integers(0, 3))
-def test_tokens_never_cuts_inside_a_claimed_special_token(text: str, claim: Claim, seed: int) -> None:
+def test_tokens_never_cuts_inside_a_claimed_special_token(
+    text: str, claim: Claim, seed: int
+) -> None:
     for chunking in tokens(text, runs=3, seed=seed, claim=claim):
         assert cut_inside(chunking, claim.special_markers) == [], chunking.chunks
 
@@ -159,18 +164,15 @@ def test_nth_keeps_special_tokens_whole_too() -> None:
         assert cut_inside(chunking, whole.special_markers) == []
 
 
+PIECES = [
+    "Sure. ", "x", " ", "{", "12", "<tool_call>", '{"name": "f", "arguments": {}}',
+    "</tool_call>", "[TOOL_CALLS]", '[{"name": "g", "arguments": {"a": 1}}]',
+    "<think>", "hm", "</think>", "<|python_tag|>", "<", "_c",
+]  # fmt: skip
+
+
 @settings(max_examples=100, deadline=None)
-@given(
-    st.lists(
-        st.sampled_from(
-            ["Sure. ", "x", " ", "{", "12", "<tool_call>", '{"name": "f", "arguments": {}}',
-             "</tool_call>", "[TOOL_CALLS]", '[{"name": "g", "arguments": {"a": 1}}]',
-             "<think>", "hm", "</think>", "<|python_tag|>", "<", "_c"]
-        ),  # fmt: skip
-        max_size=10,
-    ).map("".join),
-    st.integers(0, 5),
-)
+@given(st.lists(st.sampled_from(PIECES), max_size=10).map("".join), st.integers(0, 5))
 def test_the_reference_emits_the_same_events_under_tokens(text: str, seed: int) -> None:
     whole = run([text])
     for chunking in tokens(text, runs=4, seed=seed):
