@@ -43,6 +43,7 @@ __all__ = [
     "split_tokens_mended",
     "splits_inside",
     "splits_spec",
+    "whole_special_tokens",
 ]
 
 DEFAULT_STRATEGIES: tuple[str, ...] = ("original", "whole", "char", "random", "tokens")
@@ -403,6 +404,12 @@ def splits_inside(splits: Sequence[int], spans: Sequence[tuple[int, int]]) -> li
         if at < len(spans) and spans[at][0] < split:
             inside.append(split)
     return inside
+
+
+def whole_special_tokens(chunk: str, markers: Sequence[str]) -> tuple[str, ...]:
+    """The special-token ``markers`` that ``chunk`` holds whole, in order: what a parser
+    keyed on token ids finds in ``delta_token_ids`` for it (``tcr.adapters``)."""
+    return tuple(chunk[a:b] for a, b in special_spans(chunk, tuple(markers)))
 
 
 def split_tokens_mended(chunks: Sequence[str], markers: Sequence[str]) -> tuple[str, ...]:

@@ -56,4 +56,3 @@ def regression_test(
         f"    verdict = check_chunks(chunks{given}, checks={[check]!r}{expect})\n"
         "    assert verdict.ok, verdict.violations\n"
     )
-
