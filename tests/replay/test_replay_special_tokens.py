@@ -63,6 +63,7 @@ def test_the_text_report_says_only_when_a_proxy_re_chunks() -> None:
 
 def test_json_says_proxy_only_beside_the_unchanged_signature() -> None:
     code, output = replay_cli("--json", "-q")
+    assert code == EXIT_VIOLATION
     data = json.loads(output)
     assert data["findings"]
     for finding in data["findings"]:
