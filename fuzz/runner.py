@@ -51,6 +51,7 @@ from tcr.signature import (
     TIMEOUT,
     WHOLE,
     Signature,
+    cuts_whole_token,
     key,
     signature,
     special_markers,
@@ -716,6 +717,8 @@ def _shortest(
 
     def fails(chunks: Sequence[str]) -> bool:  # another text: its unsplit run must agree too
         if bool(special_split(chunks, markers)) != proxy:  # a cut it did not need, or lost
+            return False
+        if cuts_whole_token(chunks, checker.claim):  # characters deleted around a token
             return False
         return target in checker.keyed(replace(bare, chunks=tuple(chunks)), only)[1]
 

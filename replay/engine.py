@@ -37,6 +37,7 @@ from tcr.signature import (
     WHOLE,
     Signature,
     coarse_key,
+    cuts_whole_token,
     key,
     shaped,
     signature,
@@ -267,6 +268,8 @@ class Replay:
 
         def fails(chunks: Sequence[str]) -> bool:
             if shaped(target, chunks, claim=self.judge.claim) != target:  # shape and proxy
+                return False
+            if cuts_whole_token(chunks, self.judge.claim):  # never given such a chunking
                 return False
             judge = Judge(
                 self.judge.factory,

@@ -52,6 +52,7 @@ __all__ = [
     "WHOLE",
     "Signature",
     "coarse_key",
+    "cuts_whole_token",
     "dialect_at",
     "key",
     "marker_dialect",
@@ -168,6 +169,12 @@ def special_markers(dialect: str, claim: Claim = EVERYTHING) -> tuple[str, ...]:
     if record is None:
         return claim.special_markers
     return tuple(sorted(record.special_tokens, key=lambda m: (-len(m), m)))
+
+
+def cuts_whole_token(chunks: Sequence[str], claim: Claim) -> bool:
+    """Whether ``chunks`` cut a special token that reaches ``claim``'s detector whole: a
+    chunking it can never be given (a shrinker deleting characters can make one)."""
+    return claim.tokens_whole and bool(special_split(chunks, claim.special_markers))
 
 
 def special_split(chunks: Sequence[str], markers: Sequence[str]) -> str:

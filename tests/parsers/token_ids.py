@@ -66,9 +66,12 @@ class TokenIdHermesParser:
             if token_id == self.tool_call_start_token_id and not self.in_call:
                 self.in_call, self.body = True, ""
             elif token_id == self.tool_call_end_token_id and self.in_call:
+                if _in_string(self.body):  # policy 4: a marker inside a JSON string is text
+                    self.body += marker
+                    continue
                 self.in_call = False
                 self._close(calls, content)
-            else:  # a start inside a call, an end outside one: shown as it came
+            else:  # a start inside a call, an end outside one: text as it came
                 self._text(marker, content)
         self._text(rest, content)
         if not content and not calls:
@@ -102,6 +105,19 @@ class TokenIdHermesParser:
         index, self.index = self.index, self.index + 1
         text = json.dumps(arguments, ensure_ascii=False)
         calls.append(DeltaToolCall(index, function=DeltaFunctionCall(name, text)))
+
+
+def _in_string(body: str) -> bool:
+    """Whether ``body`` (JSON so far) ends inside a string."""
+    inside = escaped = False
+    for char in body:
+        if escaped:
+            escaped = False
+        elif char == "\\" and inside:
+            escaped = True
+        elif char == '"':
+            inside = not inside
+    return inside
 
 
 def factory(tools: Collection[str] | None = None) -> IncrementalCallDetector:
