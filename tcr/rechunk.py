@@ -278,7 +278,7 @@ class Strategy:
             specials = special_spans(text, claim.special_markers)
             for run in range(start, runs):
                 pieces = _tokens(text, specials, random.Random(f"{seed}/{run}"))
-                yield Chunking(spec, f"{spec}#{run}", tuple(pieces))  # type: ignore[arg-type]
+                yield Chunking(spec, f"{spec}#{run}", tuple(pieces))
         elif self.kind in ("exhaustive", "bytes-exhaustive"):
             yield from _exhaustive(spec, text)
         elif self.kind == "boundary":
