@@ -95,3 +95,17 @@ def test_sarif_of_a_finding_without_a_proxy_says_so() -> None:
     report = run([fenced], strategies=["char"], detector=PER_CHUNK)
     results = to_sarif(report)["runs"][0]["results"]
     assert results and all(r["properties"]["proxyOnly"] is False for r in results)
+
+
+def test_a_matrix_cell_shows_proxy_only_and_keeps_the_two_kinds_apart() -> None:
+    from tcr.commands.matrix import Cell, CellFinding
+
+    cell = Cell("pass")
+    signature = "no_leak/<tool_call>/hermes@split-in-opener"
+    cell.add(CellFinding(signature, 2, "replay", "tcr replay …", proxy_only=True))
+    cell.add(CellFinding(signature, 1, "fuzz", "tcr replay …", proxy_only=True))
+    cell.add(CellFinding(signature, 1, "fuzz", "tcr replay …"))
+    assert [(f.label, f.count) for f in cell.findings] == [
+        (f"{signature} ({PROXY_ONLY})", 3),
+        (signature, 1),
+    ]
