@@ -238,10 +238,12 @@ class _Search:
         self.failing[data] = case, violations
         raise _Failed
 
-    def found(self) -> None:
-        """The finding is recorded: back to generating, past the example that showed it."""
+    def found(self, symptoms: Collection[Signature] = ()) -> None:
+        """The finding is recorded: back to generating, past the example that showed it.
+        ``symptoms`` (coarse keys) are its own other checks' failures: not findings again."""
         assert self.target is not None and self.first_failure is not None
         self.known.add(self.target)
+        self.known.update(symptoms)
         self.counted_upto = max(self.counted_upto, self.found_at)
         self.shrink_seconds += time.perf_counter() - self.first_failure
         self.target, self.best, self.original, self.first_failure = None, None, None, None
@@ -559,8 +561,9 @@ def _run_batches(
     search.on_shrink = on_shrink
 
     def on_finding() -> bool:
-        report.findings.append(_finding(search, search.checker, report))
-        search.found()
+        finding = _finding(search, search.checker, report)
+        report.findings.append(finding)
+        search.found(_symptoms(finding, search.checker))
         if plan.max_findings is not None and len(report.findings) >= plan.max_findings:
             report.stopped = "failure" if plan.exitfirst else "max_findings"
             return False
@@ -693,6 +696,19 @@ def _finding(search: _Search, checker: CaseChecker, report: FuzzReport) -> Findi
         signature=found,
         count=search.counts.get(target, 1),
     )
+
+
+def _symptoms(finding: Finding, checker: CaseChecker) -> list[Signature]:
+    """The coarse keys of the other checks that the shrunk case of a chunk-dependent finding
+    fails in its dialect: one minimal chunking makes them all fail (``tcr.findings``)."""
+    if finding.signature.shape == WHOLE or len(finding.violations) < 2:
+        return []
+    _, coarse = checker.keyed(finding.case)
+    return [
+        k
+        for k in coarse
+        if k.shape != WHOLE and k.dialect == finding.signature.dialect and k.check != finding.check
+    ]
 
 
 # Checks whose verdict the text alone does not settle: expected needs the ground truth
