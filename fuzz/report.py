@@ -288,6 +288,8 @@ def _sarif_result(report: FuzzReport, finding: Finding) -> sarif.Result:
         f"{v.check} fails on a {kind} case that tcr fuzz found after "
         f"{_plural(finding.found_after, 'example')} (seed {report.seed}): {v.message}{where}. "
     )
+    if finding.signature.proxy:
+        message += f"{PROXY_NOTE} "
     if v.check is Check.COST:
         message = f"{v.check} fails (tcr fuzz, seed {report.seed}): {v.message}. "
         message += f"Reproduce with: {finding.replay_command}"
@@ -295,8 +297,6 @@ def _sarif_result(report: FuzzReport, finding: Finding) -> sarif.Result:
         message += f"Saved as {finding.saved}; reproduce with: {finding.replay_command}"
     else:
         message += f"Chunks: {list(case.chunks)!r}"
-    if finding.signature.proxy:
-        message += f" {PROXY_NOTE}"
     properties: dict[str, Any] = {
         "detector": report.detector,
         "seed": report.seed,

@@ -387,13 +387,12 @@ def _failure_result(outcome: Outcome, failure: Failure, path: str | None) -> sar
     if failure.label != outcome.strategy:
         under += f" ({failure.label})"
     where = f" ({v.where}: {v.excerpt})" if v.excerpt else ""
+    proxy = f" {PROXY_NOTE}" if failure.signature.proxy else ""
     message = (
-        f"{v.check} fails on {outcome.path} under {under}: {v.message}{where}. Shrunk from "
-        f"{failure.original_splits} to {len(failure.splits)} split points; reproduce with: "
-        f"{failure.reproducer}"
+        f"{v.check} fails on {outcome.path} under {under}: {v.message}{where}.{proxy} Shrunk "
+        f"from {failure.original_splits} to {len(failure.splits)} split points; reproduce "
+        f"with: {failure.reproducer}"
     )
-    if failure.signature.proxy:
-        message += f". {PROXY_NOTE}"
     if path is None:  # the cost check: the probe, no recording
         message = f"{v.check} fails: {v.message}. Reproduce with: {failure.reproducer}"
     return sarif.Result(
