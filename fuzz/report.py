@@ -16,7 +16,7 @@ from tcr._runtime.report_files import write_sarif_log
 from tcr.claims import EVERYTHING
 from tcr.findings import Grouped, group
 from tcr.oracle import Check
-from tcr.signature import signature
+from tcr.signature import PROXY_NOTE, signature
 
 from .model import Finding, FuzzReport
 from .truth import Truth
@@ -181,7 +181,7 @@ def _render_finding(finding: Finding, console: Console) -> None:
         console.print(f"    {escape(finding.replay_command)}", soft_wrap=True, highlight=False)
         return
     console.print(
-        f"\n[bold red]{escape(str(finding.signature))}[/]: "
+        f"\n[bold red]{escape(finding.signature.label)}[/]: "
         f"{_plural(finding.count, 'example')} showed it",
         highlight=False,
     )
@@ -245,7 +245,7 @@ def write_junit(report: FuzzReport, path: str | Path) -> None:
             case = replace(
                 case,
                 outcome=junit.Outcome.ERROR if errors else junit.Outcome.FAILURE,
-                message=f"{first.signature}: {first.violation.message}{more}",
+                message=f"{first.signature.label}: {first.violation.message}{more}",
                 kind=first.check,
                 text="\n\n".join(_junit_details(f) for f in found),
             )
@@ -263,7 +263,7 @@ def _kind(finding: Finding) -> str:
 def _junit_details(finding: Finding) -> str:
     return "\n".join(
         [
-            f"{finding.signature} ({_plural(finding.count, 'example')})",
+            f"{finding.signature.label} ({_plural(finding.count, 'example')})",
             str(finding.violation),
             f"case: {finding.case.origin}",
             f"chunks: {list(finding.case.chunks)!r}",
@@ -288,6 +288,8 @@ def _sarif_result(report: FuzzReport, finding: Finding) -> sarif.Result:
         f"{v.check} fails on a {kind} case that tcr fuzz found after "
         f"{_plural(finding.found_after, 'example')} (seed {report.seed}): {v.message}{where}. "
     )
+    if finding.signature.proxy:
+        message += f"{PROXY_NOTE} "
     if v.check is Check.COST:
         message = f"{v.check} fails (tcr fuzz, seed {report.seed}): {v.message}. "
         message += f"Reproduce with: {finding.replay_command}"
@@ -303,6 +305,7 @@ def _sarif_result(report: FuzzReport, finding: Finding) -> sarif.Result:
         "ground_truth": describe_truth(case.truth),
         "also": [str(other) for other in finding.violations[1:]],
         "signature": str(finding.signature),
+        "proxyOnly": finding.signature.proxy,
         "count": finding.count,
     }
     if finding.saved is not None:

@@ -37,6 +37,7 @@ class Failure:
             "kind": self.violation.kind,
             "dialect": self.violation.dialect,
             "shape": self.signature.shape,
+            "proxy_only": self.signature.proxy,  # the minimal chunking cuts a special token
             "message": self.violation.message,
             "chunk": self.violation.chunk,
             "offset": self.violation.offset,
@@ -131,6 +132,7 @@ class FindingGroup:
             "kind": self.signature.kind,
             "dialect": self.signature.dialect,
             "shape": self.signature.shape,
+            "proxy_only": self.signature.proxy,
             "failures": len(self.failures),
             "recordings": self.recordings,
             "strategies": self.strategies,

@@ -20,7 +20,7 @@ from tcr._runtime.report_files import write_sarif_log
 from tcr.corpora import ROOT
 from tcr.findings import Grouped
 from tcr.oracle import CHECKS, Check
-from tcr.signature import TIMEOUT
+from tcr.signature import PROXY_NOTE, TIMEOUT
 
 from .model import Failure, FindingGroup, Outcome, Report
 
@@ -270,12 +270,12 @@ def _heading(finding: Grouped[FindingGroup]) -> str:
     signature; for more, the cause, its checks and dialects, and the failures by check."""
     groups = finding.items
     if groups[0].signature.check == Check.COST:
-        return f"{groups[0].signature}: the probe message, once per run"
+        return f"{groups[0].signature.label}: the probe message, once per run"
     recordings = len({o.path for g in groups for o, _ in g.failures})
     strategies = len({o.strategy for g in groups for o, _ in g.failures})
     where = f"{_plural(recordings, 'recording')}, {_plural(strategies, 'strategy')}"
     if len(groups) == 1:
-        return f"{groups[0].signature}: {where}"
+        return f"{groups[0].signature.label}: {where}"
     name = str(finding.cause)
     if not finding.cause.check:
         name += f" ({', '.join(finding.checks)})"
@@ -337,7 +337,7 @@ def _junit_case(o: Outcome) -> junit.Case:
     if o.failures:
         first = o.failures[0].violation
         details = "\n\n".join(
-            f"{f.signature}: {f.violation}\nreproduce: {f.reproducer}" for f in o.failures
+            f"{f.signature.label}: {f.violation}\nreproduce: {f.reproducer}" for f in o.failures
         )
         return replace(
             case,
@@ -387,10 +387,11 @@ def _failure_result(outcome: Outcome, failure: Failure, path: str | None) -> sar
     if failure.label != outcome.strategy:
         under += f" ({failure.label})"
     where = f" ({v.where}: {v.excerpt})" if v.excerpt else ""
+    proxy = f" {PROXY_NOTE}" if failure.signature.proxy else ""
     message = (
-        f"{v.check} fails on {outcome.path} under {under}: {v.message}{where}. Shrunk from "
-        f"{failure.original_splits} to {len(failure.splits)} split points; reproduce with: "
-        f"{failure.reproducer}"
+        f"{v.check} fails on {outcome.path} under {under}: {v.message}{where}.{proxy} Shrunk "
+        f"from {failure.original_splits} to {len(failure.splits)} split points; reproduce "
+        f"with: {failure.reproducer}"
     )
     if path is None:  # the cost check: the probe, no recording
         message = f"{v.check} fails: {v.message}. Reproduce with: {failure.reproducer}"
@@ -412,6 +413,7 @@ def _failure_result(outcome: Outcome, failure: Failure, path: str | None) -> sar
             "strategy": outcome.strategy,
             "chunking": failure.label,
             "signature": str(failure.signature),
+            "proxyOnly": failure.signature.proxy,
             "splits": list(failure.splits),
             "excerpt": v.excerpt,
             "reproducer": failure.reproducer,

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
 from tcr._verdict import Check
-from tcr.signature import WHOLE, Signature
+from tcr.signature import PROXY_ONLY, WHOLE, Signature
 
 __all__ = ["Cause", "Grouped", "cause", "group", "symptoms"]
 
@@ -53,11 +53,12 @@ class Cause:
     shape: str
     check: str = ""
     kind: str = ""
+    proxy: bool = False  # the split falls inside a special token: only a proxy makes it
 
     def __str__(self) -> str:
         if not self.check:
-            return self.shape
-        return str(Signature(self.check, self.kind, "", self.shape))
+            return f"{self.shape} ({PROXY_ONLY})" if self.proxy else self.shape
+        return Signature(self.check, self.kind, "", self.shape, self.proxy).label
 
 
 # The checks of a detector's events: a split makes them fail together. A crash, a time
@@ -70,8 +71,8 @@ _OF_EVENTS = frozenset(
 
 def cause(found: Signature) -> Cause:
     if found.shape not in ("", WHOLE) and found.check in _OF_EVENTS:
-        return Cause(found.shape)
-    return Cause(found.shape, found.check, found.kind)
+        return Cause(found.shape, proxy=found.proxy)  # a split a proxy makes is another cause
+    return Cause(found.shape, found.check, found.kind, found.proxy)
 
 
 @dataclass(frozen=True, slots=True)
