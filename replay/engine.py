@@ -149,8 +149,6 @@ class _Cut(Sequence[str]):
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Sequence) and list(self) == list(other)
 
-    __hash__ = None  # type: ignore[assignment]  (a list of chunks, compared as one)
-
 
 @dataclass(frozen=True, slots=True)
 class _FramesOnce:
