@@ -46,8 +46,8 @@ CALL_EVERY = 50_000  # events between two native tool calls
 # TCR_FUZZ_EXAMPLES raises every Hypothesis count in CI (tests/corpus/fuzzing.py).
 INPUTS_TRIED = (
     (
-        "recording reader: truncations of the 56 bundled recordings",
-        "6,896 cut points",
+        "recording reader: truncations of the 81 bundled recordings",
+        "10,035 cut points",
         "tests/corpus/test_reader_hostile.py",
     ),
     ("recording reader: random truncations", "100", "tests/corpus/test_reader_hostile.py"),

@@ -188,7 +188,7 @@ class Capture:
                     "model": request.get("model"),
                 },
                 "request": request,
-                "response": {"status": status, "headers": redact_headers(pairs)},
+                "response": {"status": status, "headers": _as_received(redact_headers(pairs))},
                 "tools": tool_names(request),
                 "labels": {"origin": "recorded", **(labels or {})},
             }
@@ -277,6 +277,25 @@ def _error_message(body: str) -> str:
         return _excerpt(error_text(json.loads(body)))
     except (ValueError, RecursionError):
         return _excerpt(body)
+
+
+def _as_received(headers: Mapping[str, str]) -> dict[str, str | bytes]:
+    """Header values as the bytes received where they are not UTF-8: aiohttp reads such a
+    byte as a lone surrogate (``surrogateescape``), and a recording holds bytes (DESIGN §3)."""
+    return {name: _raw_value(value) for name, value in headers.items()}
+
+
+def _raw_value(value: str) -> str | bytes:
+    if value.isascii():
+        return value
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        try:
+            return value.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:  # a surrogate no byte was read as: _fit says what it keeps
+            return value
+    return value
 
 
 def _fitted(fields: dict[str, Any]) -> tuple[dict[str, Any], str | None]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -67,6 +68,44 @@ HOP_BY_HOP: Final = frozenset(
 _AUTO_HEADERS: Final = ("Accept", "Accept-Encoding", "Content-Type", "User-Agent")
 _MAX_REQUEST: Final = 256 << 20
 _STOPPED: Final = "proxy stopped"
+
+
+class _ExactHeadResponse(web.StreamResponse):
+    """A response whose head is sent as the upstream's bytes were received.
+
+    aiohttp reads a header byte that is not UTF-8 as a lone surrogate
+    (``surrogateescape``) and writes headers as UTF-8, dropping such a surrogate:
+    a proxy in between would change the header. When a value holds one, the head is
+    written here, each value encoded back with ``surrogateescape``; otherwise, and for
+    everything after the head, aiohttp's own writer runs. (``_write_headers`` is
+    aiohttp's hook for the head, 3.9 to 3.14; the raw-socket test in
+    tests/recorder/test_record_unrecordable.py pins what it sends.)
+    """
+
+    async def _write_headers(self) -> None:
+        request = self._req
+        if request is None or request.transport is None or not _has_raw_bytes(self.headers):
+            await super()._write_headers()
+            return
+        version = request.version
+        lines = [f"HTTP/{version.major}.{version.minor} {self.status} {self.reason}"]
+        lines += [f"{name}: {value}" for name, value in self.headers.items()]
+        for line in lines:
+            if _FORBIDDEN_IN_HEAD.search(line):  # as aiohttp refuses: no header injection
+                raise ValueError("a control character in a response header")
+        head = "\r\n".join(lines) + "\r\n\r\n"
+        request.transport.write(head.encode("utf-8", "surrogateescape"))
+
+
+_FORBIDDEN_IN_HEAD: Final = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+
+
+def _has_raw_bytes(headers: Mapping[str, str]) -> bool:
+    """Whether a value holds a byte aiohttp read as a lone surrogate (``surrogateescape``)."""
+    return any(not value.isascii() and _SURROGATE.search(value) for value in headers.values())
+
+
+_SURROGATE: Final = re.compile("[\udc80-\udcff]")
 
 
 def _end_to_end(headers: CIMultiDictProxy[str], *, drop: tuple[str, ...] = ()) -> CIMultiDict[str]:
@@ -196,7 +235,7 @@ class RecordingProxy(AsyncService):
         except (aiohttp.ClientError, OSError) as exc:
             return _bad_gateway(502, target, one_line(exc), secrets)
         async with upstream:
-            response = web.StreamResponse(status=upstream.status, reason=upstream.reason)
+            response = _ExactHeadResponse(status=upstream.status, reason=upstream.reason)
             response.headers.extend(_end_to_end(upstream.headers))
             await response.prepare(request)
             capture = None

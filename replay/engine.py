@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import shlex
 import time
+from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, fields, replace
+from itertools import accumulate
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from tcr.corpus import Frame, Recording, RecordingReader, read_recording
 from tcr.detector.loader import DetectorSpec
@@ -96,6 +98,7 @@ def load(path: Path, plan: Plan) -> Replay | InputError:
     except TcrError as error:
         return InputError(shown, str(error))
     tools = plan.tools if plan.tools is not None else recording.tools
+    content = decoded.content
     judge = Judge(
         plan.detector.factory,
         decoded.text,
@@ -111,7 +114,50 @@ def load(path: Path, plan: Plan) -> Replay | InputError:
             judge.whole  # noqa: B018  (run once here: every chunking is compared with it)
         except FactoryError as error:  # the factory itself failed: nothing to replay
             return InputError(shown, str(error))
-    return Replay(shown, plan, recording, decoded, judge)
+    if plan.layer == "content":  # the chunks as cut offsets into the text: see _Cut
+        decoded = replace(decoded, content=[])  # (its text is the judge's)
+        return Replay(shown, plan, recording, decoded, judge, _Cut(judge.text, content))
+    return Replay(shown, plan, recording, decoded, judge, decoded.content)
+
+
+class _Cut(Sequence[str]):
+    """A text's chunks as the offsets where each one ends: the recorded content chunking.
+
+    A recording of a million small deltas kept them as a million strings (about 50
+    bytes each) beside the text they add up to, for every slot of the replay; here a
+    chunk costs 8 bytes and is sliced from the text when read.
+    """
+
+    __slots__ = ("_ends", "_text")
+
+    def __init__(self, text: str, chunks: Iterable[str]) -> None:
+        self._text = text
+        self._ends = array("q", accumulate(map(len, chunks)))
+
+    def __len__(self) -> int:
+        return len(self._ends)
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+    def __getitem__(self, index: int | slice) -> str | list[str]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError("chunk index out of range")
+        return self._text[self._ends[index - 1] if index else 0 : self._ends[index]]
+
+    def __iter__(self) -> Iterator[str]:
+        text, start = self._text, 0
+        for end in self._ends:
+            yield text[start:end]
+            start = end
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,18 +194,26 @@ def _read_content(path: Path) -> tuple[Recording, Decoded]:
 class Replay:
     """One recording, replayed slot after slot.
 
-    On the content layer ``recording.frames`` is empty and ``decoded.deltas`` too
-    (``load``): only the transport layer re-reads the body.
+    On the content layer ``recording.frames`` is empty, and ``decoded.deltas`` and
+    ``decoded.content`` too (``load``): only the transport layer re-reads the body, and
+    the recorded chunks are ``content``, cut from the text as they are read.
     """
 
     def __init__(
-        self, path: str, plan: Plan, recording: Recording, decoded: Decoded, judge: Judge
+        self,
+        path: str,
+        plan: Plan,
+        recording: Recording,
+        decoded: Decoded,
+        judge: Judge,
+        content: Sequence[str],
     ) -> None:
         self.path = path
         self.plan = plan
         self.recording = recording
         self.decoded = decoded
-        self.text = decoded.text
+        self.content = content  # the recorded content chunks (``decoded.content``'s)
+        self.text = judge.text
         self.judge = judge
         self.tools = judge.tools
         self.expect = judge.expectation
@@ -189,7 +243,7 @@ class Replay:
             return outcome, []
         chunkings = strategy.chunkings(
             self.text,
-            original=self.decoded.content,
+            original=self.content,
             runs=last,
             seed=self.plan.seed,
             start=first,
@@ -231,7 +285,7 @@ class Replay:
 
     def _warm_cold(self, outcome: Outcome) -> list[Found]:
         started = time.perf_counter()
-        chunks = self.decoded.content
+        chunks = self.content
         try:
             verdict = self.judge.warm_cold(chunks)
         except FactoryError as error:

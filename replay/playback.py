@@ -25,9 +25,10 @@ the last write.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from itertools import accumulate, chain, groupby
+from functools import partial
+from itertools import accumulate, groupby
 from typing import Any, ParamSpec
 
 from tcr.corpus import Recording
@@ -110,17 +111,16 @@ def playing(
     if stream and exact:
         played = _exact(recording)
     else:
-        timed = _decode(recording)
         if not stream:
-            return _whole(recording, endpoint, timed)
-        items = list(_items(timed))
-        if recording.kind == "chunks" and recording.complete:  # engine chunks have no end marker
-            last = timed[-1][0] if timed else 0
-            items += [_Mark(last, "finish", "stop"), _Mark(last, "done")]
+            return _whole(recording, endpoint, list(_decode(recording)))
+        # Decoded once here (what cannot be decoded raises now) for each channel's text,
+        # and again as the writes are taken: a client holds no delta of the recording.
+        texts, last = _channel_texts(_items(_decode(recording)))
+        items = partial(_items_of, recording, last)
         label = "original"
-        pieces: Iterable[_Text | _Mark] = items
+        pieces: Iterable[_Text | _Mark] = items()
         if content is not None:
-            pieces, label = _rechunked(items, content, turn, seed)
+            pieces, label = _rechunked(items(), texts, content, turn, seed)
         writes = _encoded(pieces, endpoint, recording.id)
         played = Playing(200, _CONTENT_TYPES["sse"], writes, recording.complete, label)
     if strategy is not None and transport:
@@ -206,22 +206,44 @@ class _Mark:
     value: Any = None
 
 
-def _decode(recording: Recording) -> list[tuple[int, Delta]]:
+def _decode(recording: Recording) -> Iterator[tuple[int, Delta]]:
+    """The recording's deltas with their times, decoded as they are taken."""
     decoder = StreamDecoder(recording.kind)
-    timed: list[tuple[int, Delta]] = []
+    where = "start of stream"
     try:
         for index, frame in enumerate(recording.frames):
             where = f"frame {index}"
-            timed += [(frame.t_ns, d) for d in decoder.feed(frame.data)]
+            for delta in decoder.feed(frame.data):
+                yield frame.t_ns, delta
         where = "end of stream"
         last = recording.frames[-1].t_ns if recording.frames else 0
-        timed += [(last, d) for d in decoder.finish()]
+        for delta in decoder.finish():
+            yield last, delta
     except DecodeError as error:
         raise TcrError(f"recording {recording.id!r}, {where}: {error}") from None
-    return timed
 
 
-def _items(timed: Sequence[tuple[int, Delta]]) -> Iterator[_Text | _Mark]:
+def _items_of(recording: Recording, last: int) -> Iterator[_Text | _Mark]:
+    """The recording's items as they are decoded; engine chunks get the end marks they lack."""
+    yield from _items(_decode(recording))
+    if recording.kind == "chunks" and recording.complete:  # engine chunks have no end marker
+        yield from (_Mark(last, "finish", "stop"), _Mark(last, "done"))
+
+
+def _channel_texts(
+    items: Iterable[_Text | _Mark],
+) -> tuple[dict[str | tuple[str, int], str], int]:
+    """Each text channel's whole text, and the time of the last item."""
+    parts: dict[str | tuple[str, int], list[str]] = {}
+    last = 0
+    for item in items:
+        last = item.t_ns
+        if isinstance(item, _Text):
+            parts.setdefault(item.channel, []).append(item.text)
+    return {channel: "".join(texts) for channel, texts in parts.items()}, last
+
+
+def _items(timed: Iterable[tuple[int, Delta]]) -> Iterator[_Text | _Mark]:
     next_index = 0
     for t, delta in timed:
         if delta.role:
@@ -246,21 +268,21 @@ def _items(timed: Sequence[tuple[int, Delta]]) -> Iterator[_Text | _Mark]:
 
 
 def _rechunked(
-    items: Sequence[_Text | _Mark], strategy: Strategy, turn: int, seed: int
+    items: Iterable[_Text | _Mark],
+    texts: Mapping[str | tuple[str, int], str],
+    strategy: Strategy,
+    turn: int,
+    seed: int,
 ) -> tuple[Iterator[_Text | _Mark], str]:
-    """Each channel's text cut where ``strategy`` cuts it, and where another item
-    interrupts it; pieces take the time of the recorded piece they start in. The
+    """Each channel's text (``texts``) cut where ``strategy`` cuts it, and where another
+    item interrupts it; pieces take the time of the recorded piece they start in. The
     label is the content's chunking, as ``tcr replay`` names it."""
-    texts: dict[str | tuple[str, int], list[str]] = {}
-    for item in items:
-        if isinstance(item, _Text):
-            texts.setdefault(item.channel, []).append(item.text)
-    chunkings = {ch: strategy.nth("".join(parts), turn, seed=seed) for ch, parts in texts.items()}
+    chunkings = {ch: strategy.nth(text, turn, seed=seed) for ch, text in texts.items()}
     # Each chunk's end, as it is cut: per character, the chunks and their splits were
     # a million strings and ints per client. The last end (the text's) is never inside.
     cuts = {ch: _Cuts(accumulate(map(len, chunks))) for ch, (_, chunks) in chunkings.items()}
     if strategy.kind == "splits":  # offsets into the content: a shorter channel keeps its own
-        lengths = {ch: sum(map(len, parts)) for ch, parts in texts.items()}
+        lengths = {ch: len(text) for ch, text in texts.items()}
         cuts = {ch: _Cuts(o for o in strategy.offsets if o < lengths[ch]) for ch in texts}
     label = chunkings["content"][0] if "content" in chunkings else strategy.spec
     return _cut(items, cuts), label
@@ -283,33 +305,54 @@ class _Cuts:
 
 
 def _cut(
-    items: Sequence[_Text | _Mark], cuts: dict[str | tuple[str, int], _Cuts]
+    items: Iterable[_Text | _Mark], cuts: dict[str | tuple[str, int], _Cuts]
 ) -> Iterator[_Text | _Mark]:
     offset: dict[str | tuple[str, int], int] = {}
     for channel, group in groupby(items, key=_channel):
         if channel is None:
             yield from group
             continue
-        run = [piece for piece in group if isinstance(piece, _Text)]
         start = offset.get(channel, 0)
-        yield from _pieces(run, start, cuts[channel])
-        offset[channel] = start + sum(len(piece.text) for piece in run)
+        run = (piece for piece in group if isinstance(piece, _Text))
+        yield from _pieces(run, start, cuts[channel], offset, channel)
 
 
 def _channel(item: _Text | _Mark) -> str | tuple[str, int] | None:
     return item.channel if isinstance(item, _Text) else None
 
 
-def _pieces(run: Sequence[_Text], start: int, cuts: _Cuts) -> Iterator[_Text]:
-    text = "".join(piece.text for piece in run)
-    starts = list(accumulate((len(piece.text) for piece in run), initial=0))
-    inside = (cut - start for cut in cuts.inside(start, start + len(text)))
-    recorded = begin = 0
-    for end in chain(inside, (len(text),)):
-        while starts[recorded + 1] <= begin:
-            recorded += 1
-        yield _Text(run[recorded].t_ns, run[0].channel, text[begin:end])
-        begin = end
+def _pieces(
+    run: Iterable[_Text],
+    start: int,
+    cuts: _Cuts,
+    offset: dict[str | tuple[str, int], int],
+    channel: str | tuple[str, int],
+) -> Iterator[_Text]:
+    """One run of a channel's recorded pieces, cut at ``cuts``, as the pieces go by: each
+    piece made takes the time of the recorded piece it starts in (nothing of the run is
+    held but the piece being made). ``offset[channel]`` ends at the run's end."""
+    pending: list[str] = []  # the piece being made
+    t_ns = 0
+    position = start
+    for recorded in run:
+        text, end = recorded.text, position + len(recorded.text)
+        begin = 0
+        # cuts up to and at this piece's end; one at the run's end makes no empty piece
+        for cut in cuts.inside(start, end + 1):
+            if not pending:
+                t_ns = recorded.t_ns
+            pending.append(text[begin : cut - position])
+            yield _Text(t_ns, channel, "".join(pending))
+            pending.clear()
+            begin = cut - position
+        if begin < len(text):
+            if not pending:
+                t_ns = recorded.t_ns
+            pending.append(text[begin:])
+        position = end
+    offset[channel] = position
+    if pending:
+        yield _Text(t_ns, channel, "".join(pending))
 
 
 # --- encoding for an endpoint ---------------------------------------------------------------

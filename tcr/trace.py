@@ -30,10 +30,12 @@ __all__ = [
     "PackedSteps",
     "Pieces",
     "Placed",
+    "PlacedEvents",
     "Step",
     "Trace",
     "checked_events",
     "describe_error",
+    "iter_placed",
     "iter_steps",
     "merge_placed",
     "place_events",
@@ -187,20 +189,21 @@ class Trace:
     crash: Crash | None
     # ``placed()`` and ``merged()``, made once: the checks of a run, and of every run
     # compared with it, read them
-    _placed: tuple[Placed, ...] | None = field(default=None, init=False, repr=False, compare=False)
+    _placed: PlacedEvents | None = field(default=None, init=False, repr=False, compare=False)
     _merged: tuple[Placed, ...] | None = field(default=None, init=False, repr=False, compare=False)
 
-    def placed(self) -> tuple[Placed, ...]:
-        """``place_events(self)``, made once."""
+    def placed(self) -> PlacedEvents:
+        """``place_events(self)``, made once and kept compact (``PlacedEvents``)."""
         if self._placed is None:
-            object.__setattr__(self, "_placed", tuple(place_events(self)))
+            object.__setattr__(self, "_placed", PlacedEvents(self))
         assert self._placed is not None
         return self._placed
 
     def merged(self) -> tuple[Placed, ...]:
-        """``merge_placed(place_events(self))``, made once."""
+        """``merge_placed(place_events(self))``, made once, with no ``Placed`` per event
+        kept on the way (a run at ``char`` chunking has one per character)."""
         if self._merged is None:
-            object.__setattr__(self, "_merged", tuple(merge_placed(self.placed())))
+            object.__setattr__(self, "_merged", tuple(merge_placed(iter_placed(self))))
         assert self._merged is not None
         return self._merged
 
@@ -498,11 +501,15 @@ class Placed:
 
 def place_events(trace: Trace) -> list[Placed]:
     """Every event of the trace with its input offset, shown offset and step: one pass."""
-    placed: list[Placed] = []
+    return list(iter_placed(trace))
+
+
+def iter_placed(trace: Trace) -> Iterator[Placed]:
+    """``place_events`` one at a time, for a caller that keeps few of them."""
     start: int | None = 0
     shown = 0
     for index, event in trace.indexed_events():
-        placed.append(Placed(event, start, shown, index))
+        yield Placed(event, start, shown, index)
         raw = event.raw
         if start is not None:
             start = None if raw is None else start + len(raw)
@@ -510,40 +517,91 @@ def place_events(trace: Trace) -> list[Placed]:
             shown += len(event.text)
         elif isinstance(event, Rejected):
             shown += len(event.content)
-    return placed
+
+
+class PlacedEvents(_LikeATuple, Sequence[Placed]):
+    """``place_events(trace)`` as three arrays of ints beside the trace's own events.
+
+    A ``Placed`` with its three ints is about 160 bytes, and a run at ``char`` chunking
+    has one event per character: held as records, they were most of ``tcr replay``'s
+    peak on a large recording. Here an event costs 24 bytes, and its ``Placed`` is
+    made when it is read.
+    """
+
+    __slots__ = ("_events", "_shown", "_starts", "_steps")
+
+    _UNKNOWN = -1  # a start past an event whose raw is unknown
+
+    def __init__(self, trace: Trace) -> None:
+        self._events = trace.events
+        self._starts, self._shown, self._steps = array("q"), array("q"), array("q")
+        for placed in iter_placed(trace):
+            self._starts.append(self._UNKNOWN if placed.start is None else placed.start)
+            self._shown.append(placed.shown)
+            self._steps.append(placed.step)
+
+    def __len__(self) -> int:
+        return len(self._events)
+
+    @overload
+    def __getitem__(self, index: int) -> Placed: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Placed, ...]: ...
+    def __getitem__(self, index: int | slice) -> Placed | tuple[Placed, ...]:
+        if isinstance(index, slice):
+            return tuple(self._at(i) for i in range(*index.indices(len(self))))
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError("placed event index out of range")
+        return self._at(index)
+
+    def _at(self, index: int) -> Placed:
+        start = self._starts[index]
+        known = None if start == self._UNKNOWN else start
+        return Placed(self._events[index], known, self._shown[index], self._steps[index])
+
+    def __iter__(self) -> Iterator[Placed]:
+        return (self._at(index) for index in range(len(self)))
 
 
 def merge_placed(placed: Iterable[Placed]) -> list[Placed]:
-    """Adjacent Text joined into one, empty Text dropped: how text was cut is not a result."""
+    """Adjacent Text joined into one, empty Text dropped: how text was cut is not a result.
+
+    ``placed`` is read once, keeping nothing of a Text run but its first record, its
+    texts and two ints per piece (``Pieces``).
+    """
     merged: list[Placed] = []
-    run: list[Placed] = []
-    texts: list[str] = []  # run[i]'s text
+    first: Placed | None = None  # the run's first Text
+    texts: list[str] = []  # each piece's text
+    offsets, steps = array("q"), array("q")  # each piece's offset in the run, and step
+    length = 0
 
     def close_run() -> None:
-        if len(run) == 1:
-            merged.append(run[0])
-        elif run:
-            offsets, steps = array("q"), array("q")
-            length = 0
-            for piece, text in zip(run, texts, strict=True):
-                offsets.append(length)
-                steps.append(piece.step)
-                length += len(text)
-            first = run[0]
+        nonlocal first, offsets, steps, length
+        if first is None:
+            return
+        if len(texts) == 1:
+            merged.append(first)
+        else:
             joined = Text("".join(texts))
-            merged.append(
-                Placed(joined, first.start, first.shown, first.step, Pieces(offsets, steps))
-            )
-        run.clear()
+            pieces = Pieces(offsets, steps)
+            merged.append(Placed(joined, first.start, first.shown, first.step, pieces))
+        first, length = None, 0
+        offsets, steps = array("q"), array("q")
         texts.clear()
 
     for item in placed:
-        if isinstance(item.event, Text):
-            if item.event.text:
-                run.append(item)
-                texts.append(item.event.text)
-            continue
-        close_run()
-        merged.append(item)
+        event = item.event
+        if not isinstance(event, Text):
+            close_run()
+            merged.append(item)
+        elif event.text:
+            if first is None:
+                first = item
+            texts.append(event.text)
+            offsets.append(length)
+            steps.append(item.step)
+            length += len(event.text)
     close_run()
     return merged

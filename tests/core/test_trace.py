@@ -195,6 +195,7 @@ def test_place_events_gives_input_and_shown_offsets_and_steps() -> None:
 def test_place_events_stops_knowing_offsets_after_an_unknown_raw() -> None:
     trace = run_trace(Scripted([Text("a"), ToolCall("f", "{}"), Text("b")], []), ["a<x>b"])
     assert [p.start for p in place_events(trace)] == [0, 1, None]
+    assert [p.start for p in trace.placed()] == [0, 1, None]  # kept compact, read the same
 
 
 def test_merge_placed_joins_text_and_remembers_each_piece() -> None:

@@ -8,7 +8,16 @@ from toy_detectors import RaisesOnThirdChunk, ToyDetector
 
 from tcr.detector.core import StreamDetector
 from tcr.detector.events import Text
-from tcr.trace import PackedSteps, Pieces, Step, merge_placed, place_events, run_trace
+from tcr.trace import (
+    PackedSteps,
+    Pieces,
+    Placed,
+    PlacedEvents,
+    Step,
+    merge_placed,
+    place_events,
+    run_trace,
+)
 
 CHUNKS = ["hi <tool", "_call>", '{"name": "f", "arguments": {}}</tool_call>', " bye"]
 # No letter that begins a marker (<, [, {, `, the f of functools[): nothing is held back.
@@ -57,3 +66,26 @@ def test_merged_text_keeps_its_pieces_in_two_arrays() -> None:
     assert list(merged.pieces.offsets) == list(range(len(PROSE)))
     assert merged.pieces == tuple((i, i) for i in range(len(PROSE)))
     assert [merged.step_at(i) for i in (0, 5, len(PROSE) - 1)] == [0, 5, len(PROSE) - 1]
+
+
+def test_placed_events_keep_no_record_per_event_and_read_as_place_events() -> None:
+    trace = run_trace(StreamDetector(), CHUNKS, states=False)
+    placed = trace.placed()
+    assert isinstance(placed, PlacedEvents)
+    assert not any(isinstance(kept, Placed) for kept in vars_of_placed(placed))
+    assert placed == tuple(place_events(trace))
+    assert list(placed) == place_events(trace)
+    assert placed[-1] == place_events(trace)[-1]
+    assert placed[1:3] == tuple(place_events(trace)[1:3])
+
+
+def vars_of_placed(placed: PlacedEvents) -> list[object]:
+    return [getattr(placed, name) for name in PlacedEvents.__slots__]
+
+
+def test_merging_a_char_run_makes_no_placed_events() -> None:
+    trace = run_trace(StreamDetector(), PROSE, states=False)
+    [merged] = trace.merged()
+    assert merged.event == Text("".join(PROSE))
+    assert merged.step_at(len(PROSE) - 1) == len(PROSE) - 1
+    assert trace._placed is None  # merged() read the events once, keeping no Placed each

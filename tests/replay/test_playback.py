@@ -13,8 +13,9 @@ from tcr.corpora import bundled
 from tcr.corpus import Recording, new_header, read_recording, write_recording
 from tcr.errors import TcrError
 from tcr.rechunk import parse_strategy
+from tcr.replay import playback as playback_module
 from tcr.replay.playback import Playback, Write, playback, playing
-from tcr.stream import Decoded, decode, decode_bytes
+from tcr.stream import Decoded, Delta, decode, decode_bytes
 
 BIG = 200_000  # bytes
 RECORDINGS = bundled()
@@ -165,6 +166,28 @@ def test_playing_makes_each_write_as_it_is_taken(tmp_path: Path, spec: str | Non
     whole = playback(recording, "chat", strategy=strategy)
     assert (first, *played.writes) == whole.writes
     assert (played.status, played.chunking) == (whole.status, whole.chunking)
+
+
+def _alive(kind: type | tuple[type, ...]) -> int:
+    gc.collect()
+    return sum(isinstance(o, kind) for o in gc.get_objects())
+
+
+@pytest.mark.parametrize("spec", ["original-content", "char", "random", "fixed:7"])
+def test_a_client_holds_no_decoded_delta_of_the_recording(tmp_path: Path, spec: str) -> None:
+    # tcr serve: per client, memory must not grow with the recording (issue 14); the
+    # recording is decoded as its writes are taken, not held as deltas and pieces.
+    deltas = [{"content": f"piece {n} "} for n in range(300)]
+    recording = _sse_recording(tmp_path / "r.msgpack", deltas)
+    strategy = None if spec == "original-content" else parse_strategy(spec)
+    endpoint = "completion" if strategy is None else "chat"  # content level either way
+    pieces = (Delta, playback_module._Text)  # a delta, and its text as cut
+    alive = _alive(pieces)
+    played = playing(recording, endpoint, strategy=strategy)
+    first = next(played.writes)
+    assert _alive(pieces) - alive <= 3  # the frame being decoded, not the 301 of the stream
+    whole = playback(recording, endpoint, strategy=strategy)
+    assert (first, *played.writes) == whole.writes
 
 
 # --- content-level re-chunking ------------------------------------------------------------------
