@@ -147,6 +147,9 @@ def _render_cause(finding: Grouped[Finding], console: Console) -> None:
         shown = f"{other.signature.dialect or 'no dialect told'} ({other.signature})"
         command = other.replay_command or repr(list(other.case.chunks))
         console.print(f"    {escape(shown)}: {escape(command)}", soft_wrap=True, highlight=False)
+    rest = finding.rest("--sarif")
+    if rest:
+        console.print(f"  {escape(rest)}", soft_wrap=True, highlight=False)
 
 
 def shrunk(before: int, after: int, unit: str) -> str:

@@ -254,6 +254,9 @@ def _render_finding(console: Console, finding: Grouped[FindingGroup]) -> None:
             console.print(
                 f"    {escape(shown)}: {escape(f.reproducer)}", soft_wrap=True, highlight=False
             )
+    rest = finding.rest("--json")
+    if rest:
+        console.print(f"  {escape(rest)}", soft_wrap=True, highlight=False)
     places: dict[str, list[str]] = {}
     for o, _ in first.failures[1:]:
         places.setdefault(short_path(o.path), []).append(o.strategy)

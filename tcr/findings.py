@@ -97,6 +97,20 @@ class Grouped(Generic[T]):
     def first(self) -> T:
         return self.shown[0]
 
+    def rest(self, noun: str) -> str:
+        """The signatures not shown, counted by check: ``its 66 other signatures: no_leak 30,
+        expected 36 (--json lists each)``; ``""`` when every one is shown."""
+        shown = set(map(id, self.shown))
+        rest = [i.signature.check for i in self.items if id(i) not in shown]
+        if not rest:
+            return ""
+        counts = {
+            c: rest.count(c) for c in sorted(set(rest), key=lambda c: _ORDER.get(c, len(_ORDER)))
+        }
+        many = f"{len(rest)} other signatures" if len(rest) > 1 else "other signature"
+        by_check = ", ".join(f"{c} {n}" for c, n in counts.items())
+        return f"its {many}: {by_check} ({noun} lists each)"
+
     @property
     def dialects(self) -> list[str]:
         return [d for d in dict.fromkeys(i.signature.dialect for i in self.items) if d]

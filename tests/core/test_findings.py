@@ -102,3 +102,13 @@ def test_every_signature_lands_in_exactly_one_finding(runs: list[set[Signature]]
         assert all(primary in run for run in runs if found in run)
         assert found.dialect in ("", primary.dialect) and primary.shape == found.shape
         assert primary.check != found.check
+
+
+def test_the_signatures_not_shown_are_counted_by_check() -> None:
+    runs = [{MISSED, LEAKED, EXPECTED}]
+    (finding,) = group([Item(MISSED), Item(LEAKED), Item(EXPECTED)], runs)
+    assert finding.rest("--json") == (
+        "its 2 other signatures: no_leak 1, expected 1 (--json lists each)"
+    )
+    (alone,) = group([Item(MISSED)])
+    assert alone.rest("--json") == ""
