@@ -31,8 +31,8 @@ from tcr.stream import Decoded, Delta, StreamDecoder, decode_bytes
 from tcr.time_limit import check_timeout
 from tcr.trace import Placed, Trace
 
-from .show_render import clip as _clip
 from .show_render import BOUNDARY, render, visible
+from .show_render import clip as _clip
 from .show_summary import Rows, ShowSummary
 
 __all__ = ["BOUNDARY", "ShowSummary", "render", "summarize", "visible"]
