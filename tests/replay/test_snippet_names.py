@@ -41,7 +41,8 @@ def test_snippets_of_one_report_define_distinct_test_names() -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(BROKEN))
 def test_every_snippet_of_a_report_over_a_broken_detector_compiles_together(name: str) -> None:
-    report = run([ROOT], strategies=["original", "char"], detector=f"tcr.detector.broken:{name}")
+    small = [p for p in sorted(ROOT.rglob("*.msgpack")) if p.stat().st_size < 200_000]
+    report = run(small, strategies=["original", "char"], detector=f"tcr.detector.broken:{name}")
     snippets, names = pasted_together(report)
 
     assert snippets, f"{name} shows no finding over the bundled corpora"
