@@ -330,9 +330,9 @@ def test_the_cost_example_finds_the_quadratic_detector(workspace: Path) -> None:
 @pytest.mark.parametrize("first", ["tcr fuzz --dialect hermes", "tcr fuzz --jobs 2"])
 def test_the_fuzz_examples_run_clean_on_the_reference(workspace: Path, first: str) -> None:
     for command in block(first).commands:
-        done = shell(as_run(command) + " --seed 0" * ("--seed" not in command.line), workspace)
+        done = shell(as_run(command), workspace, timeout=1200)
         assert done.returncode == 0, f"{command.line}\n{done.stdout}{done.stderr}"
-        assert "0 findings" in done.stdout or "no finding" in done.stdout, done.stdout
+        assert done.stdout.splitlines()[-1] == "no violation", done.stdout
 
 
 @pytest.mark.slow
