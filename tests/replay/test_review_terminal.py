@@ -118,10 +118,7 @@ def test_review_asks_again_after_a_key_that_is_not_an_answer(tmp_path: Path) -> 
 
 def test_review_piped_reads_one_answer_per_line(tmp_path: Path) -> None:
     path = stale_copy(tmp_path, "a.msgpack")
-    done = subprocess.run(
-        [str(TCR), "review", "a.msgpack"], cwd=tmp_path, input="a\n", capture_output=True,
-        text=True, timeout=120,
-    )  # fmt: skip
+    done = piped_review(tmp_path, "a\n")
     assert done.returncode == 0, done.stderr
     assert "accepted 1, rejected 0, of 1 changed" in done.stdout
     assert "\x1b[" not in done.stdout
@@ -130,12 +127,16 @@ def test_review_piped_reads_one_answer_per_line(tmp_path: Path) -> None:
 
 def test_review_piped_at_end_of_input_quits(tmp_path: Path) -> None:
     stale_copy(tmp_path, "a.msgpack")
-    done = subprocess.run(
-        [str(TCR), "review", "a.msgpack"], cwd=tmp_path, input="", capture_output=True,
-        text=True, timeout=120,
-    )  # fmt: skip
+    done = piped_review(tmp_path, "")
     assert done.returncode == 0, done.stderr
     assert "quit (end of input)" in done.stdout
+
+
+def piped_review(folder: Path, answers: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(TCR), "review", "a.msgpack"], cwd=folder, input=answers, capture_output=True,
+        text=True, timeout=120,
+    )  # fmt: skip
 
 
 def _without_escapes(text: str) -> str:
