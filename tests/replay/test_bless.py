@@ -106,7 +106,7 @@ def test_bless_shows_each_change_as_a_word_and_call_diff_of_full_lines(recording
     (text,) = [line for line in lines if line.startswith("text: ")]
     assert text.startswith("text: [-stale-]{+The weather in the city") and len(text) > 80
     assert text.endswith("of the city of.+}")
-    assert "~ call 0 (get_weather) argument 'city': \"London\" → \"Paris\"" in lines
+    assert '~ call 0 (get_weather) argument \'city\': "London" → "Paris"' in lines
     assert "- call 0 (get_weather) argument 'days': 2" in lines
     again = CliRunner().invoke(main, ["bless", str(recording)])
     assert f"{recording}: unchanged" in again.output and "[-" not in again.output
