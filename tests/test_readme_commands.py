@@ -224,7 +224,7 @@ def test_worked_example_records_a_hermes_call_from_the_real_server(workspace: Pa
 def test_worked_example_records_native_tool_calls_from_the_real_server(workspace: Path) -> None:
     path = _record(workspace, block("python scripts/llama_server.py --port 8080 --template"))
     decoded = decode(read_recording(path))
-    assert [call.name for call in decoded.tool_calls] == ["get_weather"]
+    assert [call.name for call in decoded.calls] == ["get_weather"]
 
 
 TMUX = shutil.which("tmux")
