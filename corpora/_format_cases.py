@@ -2,11 +2,13 @@
 
 Each dialect's record holds its regression cases; this module only says how
 each model's backend frames and splits a stream (its special tokens arrive whole).
+A new family describes its cases' backend in its own module (``tcr.dialects.Model``);
+``MODELS`` names the backends that the older cases share.
 """
 
 from __future__ import annotations
 
-from tcr.dialects import DIALECTS, RegressionCase
+from tcr.dialects import DIALECTS, Model, RegressionCase
 
 from ._cases import (
     GEMMA4,
@@ -35,7 +37,7 @@ from ._cases import (
     Expect,
     tokens,
 )
-from ._wire import Backend, engine_chunks, sse_chat
+from ._wire import Backend, engine_chunks, ndjson_ollama, sse_chat
 
 __all__ = ["FORMAT_CASES", "MODELS"]
 
@@ -89,11 +91,45 @@ MODELS: dict[str, tuple[Backend, tuple[str, ...]]] = {
         sse_chat("Seed-OSS-36B-Instruct-Q4_K_M.gguf"),
         ("<seed:tool_call>", "</seed:tool_call>", "<seed:think>", "</seed:think>"),
     ),
+    "jamba": (
+        engine_chunks("vllm", "ai21labs/AI21-Jamba-Mini-1.7", ms_per_chunk=24.0),
+        ("<tool_calls>", "</tool_calls>"),
+    ),
+    "granite": (
+        engine_chunks("vllm", "ibm-granite/granite-3.0-8b-instruct", ms_per_chunk=18.0),
+        ("<|tool_call|>",),
+    ),
+    "granite_20b_fc": (
+        engine_chunks("vllm", "ibm-granite/granite-20b-functioncalling", ms_per_chunk=30.0),
+        (),
+    ),
+    "phi4_mini": (engine_chunks("vllm", "microsoft/Phi-4-mini-instruct", ms_per_chunk=14.0), ()),
+    "functiongemma": (
+        engine_chunks("vllm", "google/functiongemma-270m-it", ms_per_chunk=9.0),
+        ("<start_function_call>", "<end_function_call>", "<escape>"),
+    ),
+    "command_r7b": (
+        sse_chat("c4ai-command-r7b-12-2024-Q4_K_M.gguf"),
+        ("<|START_ACTION|>", "<|END_ACTION|>", "<|START_THINKING|>", "<|END_THINKING|>"),
+    ),
 }
 
 
+def _backend(model: str | Model) -> tuple[Backend, tuple[str, ...]]:
+    """A case's backend: one of ``MODELS`` by name, or as its family module describes it."""
+    if isinstance(model, str):
+        return MODELS[model]
+    if model.engine == "llama-server":
+        backend = sse_chat(model.name, ms_per_chunk=model.ms_per_chunk)
+    elif model.engine == "ollama":
+        backend = ndjson_ollama(model.name, ms_per_chunk=model.ms_per_chunk)
+    else:
+        backend = engine_chunks(model.engine, model.name, ms_per_chunk=model.ms_per_chunk)
+    return backend, model.special_tokens
+
+
 def _case(dialect_id: str, case: RegressionCase) -> Case:
-    backend, special = MODELS[case.model]
+    backend, special = _backend(case.model)
     return Case(
         file=case.file,
         bug=case.bug,

@@ -14,7 +14,9 @@ from tcr import sarif
 from tcr._runtime import junit
 from tcr._runtime.report_files import write_sarif_log
 from tcr.claims import EVERYTHING
+from tcr.findings import Grouped, group
 from tcr.oracle import Check
+from tcr.signature import PROXY_NOTE, signature
 
 from .model import Finding, FuzzReport
 from .truth import Truth
@@ -58,7 +60,7 @@ def progress_line(report: FuzzReport, elapsed: float) -> str:
     parts = [f"{examples} examples in {elapsed:.0f} s"]
     if report.budget_s is not None:
         parts.append(f"{max(report.budget_s - elapsed, 0.0):.0f} s left")
-    parts.append(_plural(len(report.findings), "finding"))
+    parts.append(_plural(len(findings(report)), "finding"))
     line = f"fuzzing ({phase}): " if phase else "fuzzing: "
     line += ", ".join(parts)
     counts = report.by_dialect
@@ -69,6 +71,13 @@ def progress_line(report: FuzzReport, elapsed: float) -> str:
     if order:
         line += "; " + ", ".join(f"{d} {counts[d]:,}" for d in order)
     return line
+
+
+def findings(report: FuzzReport) -> list[Grouped[Finding]]:
+    """The report's signatures as distinct findings (``tcr.findings``): what one shrunk case
+    showed besides its own signature are its symptoms."""
+    runs = [{signature(v, f.case.chunks) for v in f.violations} for f in report.findings]
+    return group(report.findings, runs)
 
 
 def render(report: FuzzReport, console: Console) -> None:
@@ -103,14 +112,41 @@ def render(report: FuzzReport, console: Console) -> None:
     if not report.findings:
         console.print("[green]no violation[/]")
         return
-    n = len(report.findings)
+    causes = findings(report)
+    n, signatures = len(causes), len(report.findings)
+    count = _plural(n, "distinct finding")
+    if signatures > n:
+        count += f" ({_plural(signatures, 'signature')})"
     why = {"failure": " (stopped at the first, -x)", "max_findings": " (stopped: --max-findings)"}
-    console.print(
-        f"[bold red]{_plural(n, 'distinct finding')}[/]{why.get(report.stopped, '')}",
-        highlight=False,
-    )
-    for finding in report.findings:
-        _render_finding(finding, console)
+    console.print(f"[bold red]{count}[/]{why.get(report.stopped, '')}", highlight=False)
+    for finding in causes:
+        _render_cause(finding, console)
+
+
+def _render_cause(finding: Grouped[Finding], console: Console) -> None:
+    """A finding: the first dialect's signature in full; each other dialect's in one line,
+    with the command that replays its saved recording; how many examples showed it."""
+    first, *others = finding.shown
+    if len(finding.items) > 1:
+        name = str(finding.cause)
+        if not finding.cause.check:
+            name += f" ({', '.join(finding.checks)})"
+        if len(finding.dialects) > 1:
+            name += f" in {_plural(len(finding.dialects), 'dialect')}"
+        examples = sum(f.count for f in finding.items)
+        console.print(
+            f"\n[bold red]{escape(name)}[/]: {_plural(len(finding.items), 'signature')}, "
+            f"{_plural(examples, 'example')}",
+            highlight=False,
+            soft_wrap=True,
+        )
+    _render_finding(first, console)
+    if others:
+        console.print("  in the other dialects:", highlight=False)
+    for other in others:
+        shown = f"{other.signature.dialect or 'no dialect told'} ({other.signature})"
+        command = other.replay_command or repr(list(other.case.chunks))
+        console.print(f"    {escape(shown)}: {escape(command)}", soft_wrap=True, highlight=False)
 
 
 def shrunk(before: int, after: int, unit: str) -> str:
@@ -145,7 +181,7 @@ def _render_finding(finding: Finding, console: Console) -> None:
         console.print(f"    {escape(finding.replay_command)}", soft_wrap=True, highlight=False)
         return
     console.print(
-        f"\n[bold red]{escape(str(finding.signature))}[/]: "
+        f"\n[bold red]{escape(finding.signature.label)}[/]: "
         f"{_plural(finding.count, 'example')} showed it",
         highlight=False,
     )
@@ -209,7 +245,7 @@ def write_junit(report: FuzzReport, path: str | Path) -> None:
             case = replace(
                 case,
                 outcome=junit.Outcome.ERROR if errors else junit.Outcome.FAILURE,
-                message=f"{first.signature}: {first.violation.message}{more}",
+                message=f"{first.signature.label}: {first.violation.message}{more}",
                 kind=first.check,
                 text="\n\n".join(_junit_details(f) for f in found),
             )
@@ -227,7 +263,7 @@ def _kind(finding: Finding) -> str:
 def _junit_details(finding: Finding) -> str:
     return "\n".join(
         [
-            f"{finding.signature} ({_plural(finding.count, 'example')})",
+            f"{finding.signature.label} ({_plural(finding.count, 'example')})",
             str(finding.violation),
             f"case: {finding.case.origin}",
             f"chunks: {list(finding.case.chunks)!r}",
@@ -252,6 +288,8 @@ def _sarif_result(report: FuzzReport, finding: Finding) -> sarif.Result:
         f"{v.check} fails on a {kind} case that tcr fuzz found after "
         f"{_plural(finding.found_after, 'example')} (seed {report.seed}): {v.message}{where}. "
     )
+    if finding.signature.proxy:
+        message += f"{PROXY_NOTE} "
     if v.check is Check.COST:
         message = f"{v.check} fails (tcr fuzz, seed {report.seed}): {v.message}. "
         message += f"Reproduce with: {finding.replay_command}"
@@ -267,6 +305,7 @@ def _sarif_result(report: FuzzReport, finding: Finding) -> sarif.Result:
         "ground_truth": describe_truth(case.truth),
         "also": [str(other) for other in finding.violations[1:]],
         "signature": str(finding.signature),
+        "proxyOnly": finding.signature.proxy,
         "count": finding.count,
     }
     if finding.saved is not None:

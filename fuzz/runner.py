@@ -45,8 +45,18 @@ from tcr.detector.loader import (
 from tcr.errors import FactoryError, TcrError
 from tcr.minimize import FLAKY, NotFailing, minimize_splits, minimize_text
 from tcr.oracle import Check, Violation
+from tcr.rechunk import split_tokens_mended
 from tcr.shard import check_shard
-from tcr.signature import TIMEOUT, WHOLE, Signature, key, signature
+from tcr.signature import (
+    TIMEOUT,
+    WHOLE,
+    Signature,
+    cuts_whole_token,
+    key,
+    signature,
+    special_markers,
+    special_split,
+)
 from tcr.snippet import regression_test
 from tcr.time_limit import check_timeout
 
@@ -108,6 +118,20 @@ def _generated_case(repertoire: Repertoire, data: bytes) -> Case:
 
 def _mutated_case(seeds: Sequence[Seed], data: bytes) -> Case:
     return decode_mutant(data[2:], seeds[((data[0] << 8) | data[1]) % len(seeds)])
+
+
+def _as_claimed(decode: Callable[[bytes], Case], claim: Claim) -> Callable[[bytes], Case]:
+    """``decode``, its chunkings cut nowhere inside a claimed special token when the claim
+    says they reach the detector whole (it sees token ids)."""
+    if not claim.tokens_whole:
+        return decode
+    markers = claim.special_markers
+
+    def whole(data: bytes) -> Case:
+        case = decode(data)
+        return replace(case, chunks=split_tokens_mended(case.chunks, markers))
+
+    return whole
 
 
 # --- one batch ------------------------------------------------------------------------
@@ -214,10 +238,12 @@ class _Search:
         self.failing[data] = case, violations
         raise _Failed
 
-    def found(self) -> None:
-        """The finding is recorded: back to generating, past the example that showed it."""
+    def found(self, symptoms: Collection[Signature] = ()) -> None:
+        """The finding is recorded: back to generating, past the example that showed it.
+        ``symptoms`` (coarse keys) are its own other checks' failures: not findings again."""
         assert self.target is not None and self.first_failure is not None
         self.known.add(self.target)
+        self.known.update(symptoms)
         self.counted_upto = max(self.counted_upto, self.found_at)
         self.shrink_seconds += time.perf_counter() - self.first_failure
         self.target, self.best, self.original, self.first_failure = None, None, None, None
@@ -279,6 +305,7 @@ def run(
     empty_tools: str | None = None,
     claim: Claim | None = None,
     formats: Collection[str] | None = None,
+    special_tokens: str | None = None,
     corpus: Sequence[str | Path] | None = None,
     save: str | Path | None = DEFAULT_SAVE,
     on_progress: Progress | None = None,
@@ -292,8 +319,9 @@ def run(
     """Fuzz a detector with generated messages and mutated recordings; every distinct finding.
 
     The detector is judged against its claim (``tcr.claims``): ``dialects`` (``--dialect``;
-    ``formats`` is its older name) and ``empty_tools`` put over ``claim``, else over the
-    claim the detector or its factory declares. Blocks are written in claimed dialects,
+    ``formats`` is its older name), ``empty_tools`` and ``special_tokens`` put over
+    ``claim``, else over the claim the detector or its factory declares. Blocks are
+    written in claimed dialects,
     unclaimed markup is mixed in as text, recordings are mutated only when they can be
     labelled for the claim, and no leak and holdback look at claimed markers only. The
     reference detector is restricted to the claim (``StreamDetector(dialects=…)``).
@@ -332,7 +360,7 @@ def run(
     if formats is not None and dialects is not None:
         raise TcrError("formats is the older name of dialects: give one of them")
     chosen = dialects if dialects is not None else formats
-    plan, skipped = _plan(detector, claim, chosen, empty_tools, corpus)
+    plan, skipped = _plan(detector, claim, chosen, (empty_tools, special_tokens), corpus)
     plan = replace(
         plan,
         timeout=check_timeout(timeout),
@@ -533,8 +561,9 @@ def _run_batches(
     search.on_shrink = on_shrink
 
     def on_finding() -> bool:
-        report.findings.append(_finding(search, search.checker, report))
-        search.found()
+        finding = _finding(search, search.checker, report)
+        report.findings.append(finding)
+        search.found(_symptoms(finding, search.checker))
         if plan.max_findings is not None and len(report.findings) >= plan.max_findings:
             report.stopped = "failure" if plan.exitfirst else "max_findings"
             return False
@@ -545,9 +574,9 @@ def _run_batches(
             mutating = bool(plan.seeds) and batch.mutates
             report.phase, report.shrinking = ("mutate" if mutating else "generate"), ""
             if mutating:
-                search.decode = partial(_mutated_case, plan.seeds)
+                search.decode = _as_claimed(partial(_mutated_case, plan.seeds), plan.claim)
             else:
-                search.decode = partial(_generated_case, plan.repertoire)
+                search.decode = _as_claimed(partial(_generated_case, plan.repertoire), plan.claim)
             _run_batch(
                 MUTATED_BYTES if mutating else GENERATED_BYTES,
                 search,
@@ -595,15 +624,20 @@ def _plan(
     detector: str | Factory | DetectorSpec | None,
     claim: Claim | None,
     dialects: Collection[str] | None,
-    empty_tools: str | None,
+    choices: tuple[str | None, str | None],  # empty_tools, special_tokens
     corpus: Sequence[str | Path] | None,
 ) -> tuple[_Plan, list[str]]:
+    empty_tools, special_tokens = choices
     if claim is not None:  # given whole, its parts stand for the options not given
         if dialects is None and claim.dialects is not None:
             dialects = sorted(claim.dialects)
         empty_tools = claim.empty_tools if empty_tools is None else empty_tools
+        special_tokens = claim.special_tokens if special_tokens is None else special_tokens
     spec = resolve_detector(
-        detector, dialects=None if dialects is None else list(dialects), empty_tools=empty_tools
+        detector,
+        dialects=None if dialects is None else list(dialects),
+        empty_tools=empty_tools,
+        special_tokens=special_tokens,
     )
     if corpus is None:
         from tcr.corpora import bundled
@@ -630,22 +664,24 @@ def _finding(search: _Search, checker: CaseChecker, report: FuzzReport) -> Findi
         return any(key(v) == target.key for v in found)
 
     flaky = False
+    markers = special_markers(target.dialect, checker.claim)
     # Over the time limit, each try could take the whole limit again: shown as found.
     if len(case.chunks) > 1 and target.kind != TIMEOUT:
         try:
-            case = replace(case, chunks=tuple(minimize_splits(case.chunks, fails, budget=2000)))
+            shrunk = minimize_splits(case.chunks, fails, budget=2000, keep_whole=markers)
+            case = replace(case, chunks=tuple(shrunk))
             violations = checker.check(case) or violations
         except NotFailing:  # it failed a moment ago: the detector answers at random
             flaky = True
     if not flaky and target.check not in _KEEPS_TEXT and target.kind != TIMEOUT:
-        shorter = _shortest(case, checker, target)
+        shorter = _shortest(case, checker, target, markers)
         if shorter is not None:
             case, violations = shorter, checker.check(shorter) or violations
     violation = next((v for v in violations if key(v) == target.key), violations[0])
     if flaky:
         violation = replace(violation, message=f"{violation.message} ({FLAKY})")
     others = tuple(v for v in violations if v is not violation and key(v) != target.key)
-    found = signature(violation, case.chunks)
+    found = signature(violation, case.chunks, claim=checker.claim)
     if target.shape == WHOLE:  # the unsplit run showed it: so it is, shrunk or not (timeout)
         found = replace(found, shape=WHOLE)
     return Finding(
@@ -662,12 +698,27 @@ def _finding(search: _Search, checker: CaseChecker, report: FuzzReport) -> Findi
     )
 
 
+def _symptoms(finding: Finding, checker: CaseChecker) -> list[Signature]:
+    """The coarse keys of the other checks that the shrunk case of a chunk-dependent finding
+    fails in its dialect: one minimal chunking makes them all fail (``tcr.findings``)."""
+    if finding.signature.shape == WHOLE or len(finding.violations) < 2:
+        return []
+    _, coarse = checker.keyed(finding.case)
+    return [
+        k
+        for k in coarse
+        if k.shape != WHOLE and k.dialect == finding.signature.dialect and k.check != finding.check
+    ]
+
+
 # Checks whose verdict the text alone does not settle: expected needs the ground truth
 # of the text as generated, and warm-cold runs on a sample of cases chosen by their text.
 _KEEPS_TEXT = (Check.EXPECTED, Check.WARM_COLD)
 
 
-def _shortest(case: Case, checker: CaseChecker, target: Signature) -> Case | None:
+def _shortest(
+    case: Case, checker: CaseChecker, target: Signature, markers: tuple[str, ...]
+) -> Case | None:
     """The case cut to its shortest text that still shows ``target`` (ddmin over characters,
     then split points), or ``None`` when nothing could be cut.
 
@@ -678,7 +729,13 @@ def _shortest(case: Case, checker: CaseChecker, target: Signature) -> Case | Non
     bare = replace(case, truth=None)
     only = [Check(target.check)]
 
+    proxy = bool(special_split(case.chunks, markers))
+
     def fails(chunks: Sequence[str]) -> bool:  # another text: its unsplit run must agree too
+        if bool(special_split(chunks, markers)) != proxy:  # a cut it did not need, or lost
+            return False
+        if cuts_whole_token(chunks, checker.claim):  # characters deleted around a token
+            return False
         return target in checker.keyed(replace(bare, chunks=tuple(chunks)), only)[1]
 
     try:
@@ -707,7 +764,7 @@ def _snippet(finding: Finding, plan: _Plan) -> str:
     return regression_test(
         case.chunks,
         check=str(check),
-        found=str(finding.signature),
+        found=finding.signature.label,
         origin="tcr fuzz",
         detector=None if plan.spec == REFERENCE else plan.spec,
         tools=case.tools,

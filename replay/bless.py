@@ -52,13 +52,16 @@ def bless(
     tools: Sequence[str] | None = None,
     dialects: Sequence[str] | None = None,
     empty_tools: str | None = None,
+    special_tokens: str | None = None,
 ) -> list[Change]:
     """Store the detector's current result as each recording's expectation.
 
-    ``dialects``/``empty_tools``: the claim, as ``tcr.replay.run`` takes it (a factory
-    that takes them, such as the reference, is restricted by them).
+    ``dialects``/``empty_tools``/``special_tokens``: the claim, as ``tcr.replay.run`` takes
+    it (a factory that takes them, such as the reference, is restricted by them).
     """
-    factory = resolve_detector(detector, dialects=dialects, empty_tools=empty_tools).factory
+    factory = resolve_detector(
+        detector, dialects=dialects, empty_tools=empty_tools, special_tokens=special_tokens
+    ).factory
     blessed = []
     for path in iter_recordings(list(paths)):
         current = _current(path, factory, tools)
@@ -75,9 +78,12 @@ def changes(
     tools: Sequence[str] | None = None,
     dialects: Sequence[str] | None = None,
     empty_tools: str | None = None,
+    special_tokens: str | None = None,
 ) -> list[Change]:
     """Recordings whose stored expectation is missing or differs from the current result."""
-    factory = resolve_detector(detector, dialects=dialects, empty_tools=empty_tools).factory
+    factory = resolve_detector(
+        detector, dialects=dialects, empty_tools=empty_tools, special_tokens=special_tokens
+    ).factory
     found = []
     for path in iter_recordings(list(paths)):
         current = _current(path, factory, tools)

@@ -32,7 +32,17 @@ from tcr.judge import Judge
 from tcr.minimize import FLAKY, NotFailing, minimize_splits, minimize_text
 from tcr.oracle import CHECKS, Check, Violation
 from tcr.rechunk import Chunking, Strategy, splits_spec
-from tcr.signature import TIMEOUT, WHOLE, Signature, coarse_key, key, shape, signature
+from tcr.signature import (
+    TIMEOUT,
+    WHOLE,
+    Signature,
+    coarse_key,
+    cuts_whole_token,
+    key,
+    shaped,
+    signature,
+    special_markers,
+)
 from tcr.snippet import regression_test
 from tcr.stream import Decoded, decode, decode_bytes
 from tcr.tool_specs import ToolSpecs
@@ -183,6 +193,7 @@ class Replay:
             runs=last,
             seed=self.plan.seed,
             start=first,
+            claim=self.judge.claim,
         )
         return outcome, self._strategy(outcome, chunkings)
 
@@ -256,7 +267,9 @@ class Replay:
         show ``target`` (key and shape): the snippet fails as the reproducer does."""
 
         def fails(chunks: Sequence[str]) -> bool:
-            if shape(chunks) != target.shape:
+            if shaped(target, chunks, claim=self.judge.claim) != target:  # shape and proxy
+                return False
+            if cuts_whole_token(chunks, self.judge.claim):  # never given such a chunking
                 return False
             judge = Judge(
                 self.judge.factory,
@@ -277,13 +290,16 @@ class Replay:
         if violation.kind == TIMEOUT:
             return self._over_time(chunking, violation)
         if self.plan.minimize and len(chunks) > 1:
+            markers = special_markers(target.dialect, self.judge.claim)
             try:
-                chunks = minimize_splits(chunks, self.fails(target), budget=MINIMIZE_BUDGET)
+                chunks = minimize_splits(
+                    chunks, self.fails(target), budget=MINIMIZE_BUDGET, keep_whole=markers
+                )
             except NotFailing:  # it failed a moment ago: the detector answers at random
                 flaky = replace(violation, message=f"{violation.message} ({FLAKY})")
                 return self._failure(chunking, flaky, chunking.chunks, chunking.chunks)
         violation = self.violation_on(chunks, target) or violation
-        found = signature(violation, chunks)
+        found = signature(violation, chunks, claim=self.judge.claim)
         shortest: Sequence[str] = chunks
         # The reproducer keeps the recorded text; the pytest snippet needs only the
         # content, so it gets the shortest text that still fails with the same signature.
@@ -302,7 +318,7 @@ class Replay:
         shortest: Sequence[str],
     ) -> Failure:
         splits = Chunking("splits", "min", tuple(chunks)).splits
-        found = signature(violation, chunks)
+        found = signature(violation, chunks, claim=self.judge.claim)
         return Failure(
             violation=violation,
             label=chunking.label,
@@ -318,7 +334,7 @@ class Replay:
         """A message over the time limit is shown as found: each shrinking step could take
         the whole limit again. The reproducer names its strategy (seeded: the same chunkings),
         and no snippet pins a chunking that may hold a million chunks."""
-        found = signature(violation, chunking.chunks)
+        found = signature(violation, chunking.chunks, claim=self.judge.claim)
         cmd = ["tcr", "replay", self.path, "--rechunk", chunking.strategy, *self.options()]
         return Failure(
             violation=violation,
@@ -360,7 +376,7 @@ class Replay:
         return regression_test(
             chunks,
             check=str(check),
-            found=str(found),
+            found=found.label,
             origin=f"tcr replay from {self.path}",
             detector=self.plan.detector.spec,
             command=self.plan.detector.command,

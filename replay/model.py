@@ -10,6 +10,7 @@ from typing import Any
 from tcr.claims import EVERYTHING, Claim
 from tcr.cost import Cost
 from tcr.errors import EXIT_ERROR, EXIT_OK
+from tcr.findings import Grouped, group
 from tcr.oracle import Check, Violation
 from tcr.signature import Signature
 
@@ -36,6 +37,7 @@ class Failure:
             "kind": self.violation.kind,
             "dialect": self.violation.dialect,
             "shape": self.signature.shape,
+            "proxy_only": self.signature.proxy,  # the minimal chunking cuts a special token
             "message": self.violation.message,
             "chunk": self.violation.chunk,
             "offset": self.violation.offset,
@@ -130,6 +132,7 @@ class FindingGroup:
             "kind": self.signature.kind,
             "dialect": self.signature.dialect,
             "shape": self.signature.shape,
+            "proxy_only": self.signature.proxy,
             "failures": len(self.failures),
             "recordings": self.recordings,
             "strategies": self.strategies,
@@ -186,6 +189,13 @@ class Report:
         return [FindingGroup(sig, tuple(group)) for sig, group in groups.items()]
 
     @property
+    def causes(self) -> list[Grouped[FindingGroup]]:
+        """The distinct findings: the signatures grouped by cause across checks and dialects
+        (``tcr.findings``); what the text report shows."""
+        runs = [{f.signature for f in o.failures} for o in self.rows if o.failures]
+        return group(self.findings, runs)
+
+    @property
     def exit_code(self) -> int:
         """2 when an input could not be used (or the detector crashed), else 1 on a violation."""
         if self.errors or any(o.error for o in self.rows):
@@ -194,6 +204,7 @@ class Report:
         return max((f.violation.check.exit_code for _, f in self.failures), default=EXIT_OK)
 
     def to_dict(self) -> dict[str, Any]:
+        causes = {g.signature: str(f.cause) for f in self.causes for g in f.items}
         return {
             "exit_code": self.exit_code,
             "recordings": self.recordings,
@@ -206,7 +217,7 @@ class Report:
                 for (check, why), count in self.not_judged.items()
             ],
             "errors": [{"path": e.path, "message": e.message} for e in self.errors],
-            "findings": [g.to_dict() for g in self.findings],
+            "findings": [{**g.to_dict(), "cause": causes[g.signature]} for g in self.findings],
             "outcomes": [o.to_dict() for o in self.outcomes],
             "cost": None if self.cost is None else self._cost_dict(self.cost),
         }

@@ -7,7 +7,8 @@ becomes one test item that replays it with every oracle; a failing item shows
 the violation and the shrunk reproducer. Without ``--tcr-corpus`` the plugin
 adds nothing but the fixture. The detector's claim (``tcr.claims``) comes from
 ``--tcr-dialect`` (repeatable) and ``--tcr-empty-tools``, else the ini options
-``tcr_dialects`` and ``tcr_empty_tools``, else what the detector declares.
+``tcr_dialects``, ``tcr_empty_tools`` and ``tcr_special_tokens``, else what the detector
+declares.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from tcr.claims import SPECIAL_TOKENS
 from tcr.rechunk import DEFAULT_STRATEGIES
 
 __all__ = ["ReplayItem"]
@@ -43,7 +45,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="append",
         default=[],
         metavar="STRATEGY",
-        help="Rechunking strategy; repeatable (default: original, whole, char, random).",
+        help="Rechunking strategy; repeatable (default: " + ", ".join(DEFAULT_STRATEGIES) + ").",
     )
     group.addoption(
         "--tcr-dialect",
@@ -60,7 +62,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="What tools=[] means to the detector (default: ini tcr_empty_tools, else its own).",
     )
     parser.addini("tcr_dialects", "Dialects the detector parses (see tcr dialects).", "args")
+    group.addoption(
+        "--tcr-special-tokens",
+        default=None,
+        choices=list(SPECIAL_TOKENS),
+        help="Whether special tokens reach the detector whole (an engine-side parser sees "
+        "token ids) or may be split (default: ini tcr_special_tokens, else its own).",
+    )
     parser.addini("tcr_empty_tools", "What tools=[] means to the detector: reject or text.")
+    parser.addini("tcr_special_tokens", "Whether special tokens reach the detector whole or split.")
     group.addoption("--tcr-runs", type=int, default=20, help="Runs of random strategies.")
     group.addoption("--tcr-seed", type=int, default=0, help="Seed of random strategies.")
 
@@ -109,10 +119,14 @@ class ReplayItem(pytest.Item):
 
 
 def claim_of(config: pytest.Config) -> dict[str, Any]:
-    """``dialects`` and ``empty_tools`` for ``tcr.replay.run``: the options, else the ini."""
+    """``dialects``, ``empty_tools`` and ``special_tokens`` for ``tcr.replay.run``: the
+    options, else the ini."""
     dialects = config.getoption("tcr_dialect") or config.getini("tcr_dialects") or None
     empty_tools = config.getoption("tcr_empty_tools") or config.getini("tcr_empty_tools") or None
-    return {"dialects": dialects, "empty_tools": empty_tools}
+    special_tokens = (
+        config.getoption("tcr_special_tokens") or config.getini("tcr_special_tokens") or None
+    )
+    return {"dialects": dialects, "empty_tools": empty_tools, "special_tokens": special_tokens}
 
 
 class ReplayFailed(Exception):

@@ -18,14 +18,16 @@ from tcr import sarif
 from tcr._runtime import junit
 from tcr._runtime.report_files import write_sarif_log
 from tcr.corpora import ROOT
+from tcr.findings import Grouped
 from tcr.oracle import CHECKS, Check
-from tcr.signature import TIMEOUT
+from tcr.signature import PROXY_NOTE, TIMEOUT
 
 from .model import Failure, FindingGroup, Outcome, Report
 
 __all__ = [
     "Level",
     "Mark",
+    "found_count",
     "render",
     "sarif_results",
     "short_path",
@@ -88,10 +90,10 @@ def render(report: Report, console: Console, *, level: Level = Level.NORMAL) -> 
     for error in report.errors:
         message = error.message if error.path in error.message else f"{error.path}: {error.message}"
         console.print(f"[bold red]error[/] {escape(message)}", soft_wrap=True, highlight=False)
-    # The same finding usually turns up under several strategies and recordings: each
-    # distinct signature is shown once, in full, with where else it showed.
-    for group in report.findings:
-        _render_group(console, group)
+    # The same bug usually turns up under several strategies, recordings, checks and
+    # dialects: each distinct finding is shown once, in full, with where else it showed.
+    for finding in report.causes:
+        _render_finding(console, finding)
     if level is not Level.QUIET:
         console.print(f"\njudged against the claim: {escape(str(report.claim))}", highlight=False)
         for (check, why), count in report.not_judged.items():
@@ -114,14 +116,27 @@ def summary(report: Report) -> str:
         by_check = Counter(f.violation.check for _, f in failures)
         order = sorted(by_check, key=lambda check: (-by_check[check], CHECKS.index(check)))
         found.append(
-            f"{_plural(len(failures), 'finding')} "
-            f"({_plural(len(report.findings), 'distinct signature')}): "
+            f"{found_count(len(report.causes), len(report.findings), len(failures))}: "
             + ", ".join(f"{check} {by_check[check]}" for check in order)
         )
     verdict = ", ".join(found) if found else "all checks pass"
     style = "red" if found else "green"
     stopped = " (stopped at the first failure)" if report.stopped_early else ""
     return f"{escape(ran)}: [{style}]{escape(verdict)}[/]{stopped}"
+
+
+def found_count(findings: int, signatures: int, failures: int) -> str:
+    """``1 finding``, or ``1 finding (3 signatures, 12 failures)`` when one bug showed as more
+    signatures (checks, dialects) or failures (recordings x strategies, examples)."""
+    more = [
+        _plural(n, word)
+        for n, word, fewer in (
+            (signatures, "signature", findings),
+            (failures, "failure", signatures),
+        )
+        if n > fewer
+    ]
+    return _plural(findings, "finding") + (f" ({', '.join(more)})" if more else "")
 
 
 def _count(n: int) -> str:
@@ -223,23 +238,53 @@ def _plural(n: int, word: str) -> str:
 ALSO_SHOWN = 4  # other places a finding showed, listed by name; the rest are counted
 
 
-def _render_group(console: Console, group: FindingGroup) -> None:
-    outcome, failure = group.first
+def _render_finding(console: Console, finding: Grouped[FindingGroup]) -> None:
+    """A finding: its first failure in full; the same cause in each other dialect, one line
+    with its reproducer; where else it showed."""
+    first, *others = finding.shown
+    outcome, failure = first.first
     console.print()
-    where = f"{_plural(group.recordings, 'recording')}, {_plural(group.strategies, 'strategy')}"
-    if group.signature.check == Check.COST:
-        where = "the probe message, once per run"
-    console.print(f"[bold red]{escape(str(group.signature))}[/]: {where}", highlight=False)
+    console.print(f"[bold red]{escape(_heading(finding))}[/]", soft_wrap=True, highlight=False)
     _render_failure(console, outcome, failure)
-    others: dict[str, list[str]] = {}
-    for o, _ in group.failures[1:]:
-        others.setdefault(short_path(o.path), []).append(o.strategy)
-    lines = [f"{path} under {', '.join(s)}" for path, s in others.items()]
+    if others:
+        console.print("  in the other dialects:")
+        for group in others:
+            f = group.first[1]
+            shown = f"{group.signature.dialect or 'no dialect told'} ({group.signature.check})"
+            console.print(
+                f"    {escape(shown)}: {escape(f.reproducer)}", soft_wrap=True, highlight=False
+            )
+    places: dict[str, list[str]] = {}
+    for o, _ in first.failures[1:]:
+        places.setdefault(short_path(o.path), []).append(o.strategy)
+    lines = [f"{path} under {', '.join(s)}" for path, s in places.items()]
     if lines:
         more = len(lines) - ALSO_SHOWN
-        shown = lines[:ALSO_SHOWN]
-        shown += [f"and {_plural(more, 'more recording')}"] if more > 0 else []
-        console.print("  also: " + escape("; ".join(shown)), soft_wrap=True, highlight=False)
+        shown_lines = lines[:ALSO_SHOWN]
+        shown_lines += [f"and {_plural(more, 'more recording')}"] if more > 0 else []
+        console.print("  also: " + escape("; ".join(shown_lines)), soft_wrap=True, highlight=False)
+
+
+def _heading(finding: Grouped[FindingGroup]) -> str:
+    """``no_leak/<tool_call>/hermes@split-in-opener: 2 recordings, 3 strategies`` for one
+    signature; for more, the cause, its checks and dialects, and the failures by check."""
+    groups = finding.items
+    if groups[0].signature.check == Check.COST:
+        return f"{groups[0].signature.label}: the probe message, once per run"
+    recordings = len({o.path for g in groups for o, _ in g.failures})
+    strategies = len({o.strategy for g in groups for o, _ in g.failures})
+    where = f"{_plural(recordings, 'recording')}, {_plural(strategies, 'strategy')}"
+    if len(groups) == 1:
+        return f"{groups[0].signature.label}: {where}"
+    name = str(finding.cause)
+    if not finding.cause.check:
+        name += f" ({', '.join(finding.checks)})"
+    dialects = finding.dialects
+    if len(dialects) > 1:
+        name += f" in {_plural(len(dialects), 'dialect')}"
+    elif dialects:
+        name += f" in {dialects[0]}"
+    return f"{name}: {where}"
 
 
 def _render_failure(console: Console, outcome: Outcome, failure: Failure) -> None:
@@ -292,7 +337,7 @@ def _junit_case(o: Outcome) -> junit.Case:
     if o.failures:
         first = o.failures[0].violation
         details = "\n\n".join(
-            f"{f.signature}: {f.violation}\nreproduce: {f.reproducer}" for f in o.failures
+            f"{f.signature.label}: {f.violation}\nreproduce: {f.reproducer}" for f in o.failures
         )
         return replace(
             case,
@@ -342,10 +387,11 @@ def _failure_result(outcome: Outcome, failure: Failure, path: str | None) -> sar
     if failure.label != outcome.strategy:
         under += f" ({failure.label})"
     where = f" ({v.where}: {v.excerpt})" if v.excerpt else ""
+    proxy = f" {PROXY_NOTE}" if failure.signature.proxy else ""
     message = (
-        f"{v.check} fails on {outcome.path} under {under}: {v.message}{where}. Shrunk from "
-        f"{failure.original_splits} to {len(failure.splits)} split points; reproduce with: "
-        f"{failure.reproducer}"
+        f"{v.check} fails on {outcome.path} under {under}: {v.message}{where}.{proxy} Shrunk "
+        f"from {failure.original_splits} to {len(failure.splits)} split points; reproduce "
+        f"with: {failure.reproducer}"
     )
     if path is None:  # the cost check: the probe, no recording
         message = f"{v.check} fails: {v.message}. Reproduce with: {failure.reproducer}"
@@ -367,6 +413,7 @@ def _failure_result(outcome: Outcome, failure: Failure, path: str | None) -> sar
             "strategy": outcome.strategy,
             "chunking": failure.label,
             "signature": str(failure.signature),
+            "proxyOnly": failure.signature.proxy,
             "splits": list(failure.splits),
             "excerpt": v.excerpt,
             "reproducer": failure.reproducer,

@@ -62,6 +62,7 @@ def run(
     timeout: float | None = None,
     dialects: Sequence[str] | None = None,
     empty_tools: str | None = None,
+    special_tokens: str | None = None,
     tool_specs: Sequence[Mapping[str, Any]] | str | Path | None = None,
     last_failed: LastFailed | None = None,
 ) -> Report:
@@ -75,8 +76,8 @@ def run(
     random runs spread over them too); the report is the same, in the same order.
     The workers are fresh processes: they import the detector factory by name, and
     a calling script as a module (keep its work under ``if __name__ == "__main__":``).
-    ``dialects``/``empty_tools`` state the detector's claim over the one it declares
-    (``tcr.claims``; a factory that takes them gets them); the report names it.
+    ``dialects``/``empty_tools``/``special_tokens`` state the detector's claim over the one
+    it declares (``tcr.claims``; a factory that takes them gets them); the report names it.
     ``tool_specs``: the OpenAI ``tools`` list given to a factory that takes it, for
     every recording (default: each recording's own, ``Recording.tool_specs``), or a
     JSON file holding it (``--tool-specs FILE``: a list, or ``{"tools": [...]}``).
@@ -86,7 +87,9 @@ def run(
     check, a detector that cannot be loaded, a missing path); everything found
     while replaying goes into the ``Report``.
     """
-    chosen = resolve_detector(detector, dialects=dialects, empty_tools=empty_tools)
+    chosen = resolve_detector(
+        detector, dialects=dialects, empty_tools=empty_tools, special_tokens=special_tokens
+    )
     plan = _plan(strategies, runs, seed, chosen, tools, checks, layer, exitfirst, minimize, timeout)
     if isinstance(tool_specs, str | Path):
         plan = replace(
@@ -167,15 +170,19 @@ def check_chunks(
     expectation: Expectation | Mapping[str, Any] | None = None,
     dialects: Sequence[str] | None = None,
     empty_tools: str | None = None,
+    special_tokens: str | None = None,
     tool_specs: Sequence[Mapping[str, Any]] | None = None,
 ) -> Verdict:
     """Check one chunking against the whole run: what a pinned regression test calls.
 
-    ``dialects``/``empty_tools``: the claim to judge against, as ``run`` takes them.
+    ``dialects``/``empty_tools``/``special_tokens``: the claim to judge against, as ``run``
+    takes them.
     ``tool_specs``: the request's OpenAI ``tools`` list, for a factory that takes it;
     expected values of untyped bodies are then typed by it (``tcr.judge``).
     """
-    chosen = resolve_detector(detector, dialects=dialects, empty_tools=empty_tools)
+    chosen = resolve_detector(
+        detector, dialects=dialects, empty_tools=empty_tools, special_tokens=special_tokens
+    )
     judge = Judge(
         chosen.factory,
         "".join(chunks),

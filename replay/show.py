@@ -20,6 +20,7 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Any, Final
 
+from tcr.claims import Claim
 from tcr.corpus import Frame, Recording, read_recording
 from tcr.detector.events import Detector
 from tcr.detector.loader import REFERENCE, DetectorSpec
@@ -52,17 +53,21 @@ def summarize(
     timeout: float | None = None,
     dialects: Sequence[str] | None = None,
     empty_tools: str | None = None,
+    special_tokens: str | None = None,
 ) -> ShowSummary:
     """Everything about one recording; see the module docstring.
 
-    ``dialects``/``empty_tools``: the claim to judge against, over the detector's own.
+    ``dialects``/``empty_tools``/``special_tokens``: the claim to judge against, over the
+    detector's own.
     ``tools`` overrides the recording's declared tools (``[]`` declares none);
     ``rechunk`` must name one chunking (``random`` uses run 0 of ``seed``).
     ``timeout``: seconds each run of the message may take (None: no limit).
     """
     strategy = parse_strategy(rechunk)  # input errors first, before any work
     timeout = check_timeout(timeout)
-    chosen = DetectorSpec.load(detector, dialects=dialects, empty_tools=empty_tools)
+    chosen = DetectorSpec.load(
+        detector, dialects=dialects, empty_tools=empty_tools, special_tokens=special_tokens
+    )
     recording = read_recording(path)
     declared = tools if tools is not None else recording.tools
     decoded, error = _decode(recording)
@@ -79,7 +84,7 @@ def summarize(
     )
     if error is not None:
         return summary
-    label, chunks = _chunking(strategy, recording, decoded, seed)
+    label, chunks = _chunking(strategy, recording, decoded, seed, chosen.claim)
     content = {
         "text": decoded.text,
         "rechunk": strategy.spec,
@@ -129,13 +134,15 @@ def _decode(recording: Recording) -> tuple[Decoded, str | None]:
 
 
 def _chunking(
-    strategy: Strategy, recording: Recording, decoded: Decoded, seed: int
+    strategy: Strategy, recording: Recording, decoded: Decoded, seed: int, claim: Claim
 ) -> tuple[str, tuple[str, ...]]:
     if strategy.transport:  # re-split the raw body, then decode it again
         body = b"".join(_as_bytes(frame.data) for frame in recording.frames)
         chunking = _one(strategy, strategy.chunkings(body, runs=1, seed=seed))
         return chunking.label, tuple(decode_bytes(recording.kind, chunking.chunks).content)
-    chunkings = strategy.chunkings(decoded.text, original=decoded.content, runs=1, seed=seed)
+    chunkings = strategy.chunkings(
+        decoded.text, original=decoded.content, runs=1, seed=seed, claim=claim
+    )
     chunking = _one(strategy, chunkings)
     return chunking.label, chunking.chunks
 

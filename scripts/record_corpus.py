@@ -1,6 +1,6 @@
 """Regenerate ``corpora/recorded/``: real streams from a real llama-server.
 
-    python scripts/record_corpus.py [--out corpora/recorded]
+    python scripts/record_corpus.py [--out corpora/recorded] [--dialect ID ...]
 
 Starts llama-server with SmolLM2-135M-Instruct on loopback (ARCHITECTURE.md §9) and
 records, through ``tcr.recorder.record``, one stream per dialect of
@@ -8,7 +8,11 @@ records, through ``tcr.recorder.record``, one stream per dialect of
 and the server streams it split the way its tokenizer splits it), plus native
 ``tool_calls`` streams from a server started with a Hermes template. Each
 dialect recording gets the expectation its grammar implies; then every
-recording is replayed through the reference detector and must pass.
+recording is replayed through the reference detector and must pass. With
+``--dialect`` only those dialects' grammars are recorded (a new family's, say),
+the other recordings and the native ones left as they are; with ``--native
+TEMPLATE`` only that template's native streams (a family whose markup
+llama-server parses itself).
 """
 
 from __future__ import annotations
@@ -54,9 +58,11 @@ def native_request(choice: str) -> dict[str, Any]:
     }
 
 
-def record_dialects(server: Server, out: Path) -> list[Path]:
+def record_dialects(server: Server, out: Path, only: frozenset[str] = frozenset()) -> list[Path]:
     paths = []
     for case in DIALECTS:
+        if only and case.dialect not in only:
+            continue
         body = dialect_request(case)
         labels = {"dialect": case.dialect, "note": case.note}
         path = out / f"{case.name}.msgpack"
@@ -70,15 +76,28 @@ def record_dialects(server: Server, out: Path) -> list[Path]:
     return paths
 
 
-def record_native(server: Server, out: Path) -> list[Path]:
+# Templates that make llama-server parse a family's markup itself (scripts/templates),
+# with the stem of the native recordings each one gives.
+NATIVE_TEMPLATES = {
+    "hermes.jinja": ("native_tool_calls", "Hermes <tool_call>"),
+    "seed_oss.jinja": ("native_seed_oss", "Seed-OSS <seed:tool_call>"),
+    "minimax_m2.jinja": ("native_minimax_m2", "MiniMax M2 <minimax:tool_call>"),
+}
+
+
+def record_native(server: Server, out: Path, template: str) -> list[Path]:
+    stem, markup = NATIVE_TEMPLATES[template]
     caps = server.props().get("chat_template_caps", {})
     if not isinstance(caps, dict) or not caps.get("supports_tool_calls"):
-        raise SystemExit("llama-server did not accept the Hermes template for tool calls")
+        raise SystemExit(f"llama-server did not accept {template} for tool calls")
     paths = []
     for choice in ("auto", "required"):
         body = native_request(choice)
-        labels = {"dialect": "native", "note": f"native tool_calls deltas, tool_choice={choice}"}
-        path = out / f"native_tool_calls_{choice}.msgpack"
+        note = f"native tool_calls deltas, tool_choice={choice}"
+        if stem != "native_tool_calls":
+            note += f", llama-server parsing {markup} ({template})"
+        labels = {"dialect": "native", "note": note}
+        path = out / f"{stem}_{choice}.msgpack"
         result = record_sync(server.url + "/v1/chat/completions", body, path, labels=labels)
         calls = decode(read_recording(path)).calls
         if not result.complete or not calls:
@@ -91,12 +110,32 @@ def record_native(server: Server, out: Path) -> list[Path]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "corpora" / "recorded")
+    parser.add_argument(
+        "--dialect",
+        action="append",
+        default=[],
+        help="record only this dialect's grammars (repeatable); the native streams are skipped",
+    )
+    parser.add_argument(
+        "--native",
+        action="append",
+        default=[],
+        choices=sorted(NATIVE_TEMPLATES),
+        help="record only the native streams of this template (repeatable)",
+    )
     opts = parser.parse_args()
+    only = frozenset(opts.dialect)
+    unknown = only - {case.dialect for case in DIALECTS}
+    if unknown:
+        parser.error(f"no grammar for dialect(s) {', '.join(sorted(unknown))}")
     opts.out.mkdir(parents=True, exist_ok=True)
-    with llama_server() as server:
-        paths = record_dialects(server, opts.out)
-    with llama_server(template="hermes.jinja") as server:
-        paths += record_native(server, opts.out)
+    paths = []
+    if only or not opts.native:
+        with llama_server() as server:
+            paths += record_dialects(server, opts.out, only)
+    for template in opts.native or ([] if only else NATIVE_TEMPLATES):
+        with llama_server(template=template) as server:
+            paths += record_native(server, opts.out, template)
     report = run(paths, runs=50)
     print(f"replayed {report.recordings} recordings: exit code {report.exit_code}")
     sys.exit(report.exit_code)

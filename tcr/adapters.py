@@ -37,6 +37,16 @@ dict of either shape (told apart by its field names). The gathering rules:
    detector raising, which tcr reports as a crash finding.
 6. Reasoning fields (vLLM's ``reasoning_content``) are not read.
 
+Parsers that key on token ids (vLLM's Hermes and Kimi K2 parsers check
+``self.tool_call_start_token_id in delta_token_ids``): with
+``special_tokens=MARKERS`` (the special tokens it keys on, e.g. its vocabulary's
+keys), ``step`` is called as ``step(chunk, tokens)``, ``tokens`` being the markers
+the chunk holds whole, in order (``tcr.rechunk.whole_special_tokens``). The
+adapter maps them to ids: ``[vocab[t] for t in tokens]``. A detector that needs
+them claims that special tokens reach it whole (``tcr_claim = {"dialects": …,
+"special_tokens": "whole"}``), so tcr never cuts one and every token arrives in
+one chunk, as an engine streams it.
+
 What the checks see: calls carry ``raw=None`` because the parser does not say
 which input span a call consumed, and a block the parser does not accept comes
 back as normal text without its markers, where the reference rejects it. So the
@@ -52,15 +62,16 @@ rejects) is no leak.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 
 from tcr.detector.events import Event, Rejected, Text, ToolCall
 from tcr.errors import TcrError
+from tcr.rechunk import whole_special_tokens
 
 __all__ = ["CallFragment", "Increment", "IncrementalCallDetector", "read_increment"]
 
-ParserStep = Callable[[str], object]
+ParserStep = Callable[..., object]  # step(chunk), or step(chunk, tokens) with special_tokens
 ParserEnd = Callable[[], object]
 
 _SGLANG_FIELDS = ("normal_text", "calls")
@@ -115,14 +126,24 @@ class IncrementalCallDetector:
 
     tcr_spans = "text"  # only its Text carries input spans (tcr.judge.SPANS)
 
-    def __init__(self, step: ParserStep, end: ParserEnd | None = None, *, format: str = "") -> None:
+    def __init__(
+        self,
+        step: ParserStep,
+        end: ParserEnd | None = None,
+        *,
+        format: str = "",
+        special_tokens: Collection[str] | None = None,
+    ) -> None:
         self._step = step
         self._end = end
         self._format = format
+        self._markers = None if special_tokens is None else tuple(special_tokens)
         self._calls: dict[int, _Gathered] = {}
 
     def feed(self, chunk: str) -> list[Event]:
-        return self._take(self._step(chunk))
+        if self._markers is None:
+            return self._take(self._step(chunk))
+        return self._take(self._step(chunk, whole_special_tokens(chunk, self._markers)))
 
     def finish(self) -> list[Event]:
         events = self._take(self._end()) if self._end is not None else []

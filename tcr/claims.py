@@ -13,13 +13,21 @@ A claim is
   where correct parsers differ: ``"reject"`` rejects every call (policy 7, the
   reference's choice), ``"text"`` parses nothing, so all markup is text (what a
   server does when a request offers no tools).
+- ``special_tokens``: whether the dialects' special tokens (``<|call|>``,
+  ``[TOOL_CALLS]``, ``Dialect.special_tokens``) reach it whole. ``"split"`` (the
+  default): a proxy-side parser reads text that any re-chunking layer may have
+  cut anywhere. ``"whole"``: an engine-side parser sees token ids, so no chunk
+  boundary can fall inside one of the claimed dialects' special tokens, and tcr
+  never makes one (every rechunking strategy, fuzz's chunkings and the shrinker
+  keep them whole).
 
 Where a claim comes from, first found wins for each part:
 
-1. the command line: ``--dialect ID`` (repeatable) and ``--empty-tools``;
+1. the command line: ``--dialect ID`` (repeatable), ``--empty-tools`` and
+   ``--special-tokens``;
 2. the detector a factory makes, then the factory itself: an attribute
    ``tcr_claim`` holding a ``Claim``, a list of dialect ids, or a mapping with the
-   keys ``dialects`` and ``empty_tools``;
+   keys ``dialects``, ``empty_tools`` and ``special_tokens``;
 3. otherwise every dialect, with the reference's choices.
 
 A claim that names an unknown dialect, names none, or has a part of the wrong
@@ -28,6 +36,7 @@ type is a ``TcrError`` in one line listing what is known.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -35,11 +44,12 @@ from typing import Any
 from tcr.detector.formats import claimed
 from tcr.errors import TcrError
 
-__all__ = ["ATTRIBUTE", "EMPTY_TOOLS", "EVERYTHING", "Claim", "read_claim"]
+__all__ = ["ATTRIBUTE", "EMPTY_TOOLS", "EVERYTHING", "SPECIAL_TOKENS", "Claim", "read_claim"]
 
 ATTRIBUTE = "tcr_claim"  # the attribute a factory or detector declares its claim in
 EMPTY_TOOLS = ("reject", "text")  # the choices for tools=[]
-_KEYS = ("dialects", "empty_tools")
+SPECIAL_TOKENS = ("split", "whole")  # whether special tokens may reach it cut in pieces
+_KEYS = ("dialects", "empty_tools", "special_tokens")
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +58,7 @@ class Claim:
 
     dialects: frozenset[str] | None = None  # None: every registered dialect
     empty_tools: str = "reject"
+    special_tokens: str = "split"  # "whole": an engine-side parser, it sees token ids
 
     def __post_init__(self) -> None:
         if self.dialects is not None:
@@ -56,6 +67,11 @@ class Claim:
         if self.empty_tools not in EMPTY_TOOLS:
             raise TcrError(
                 f"claim: empty_tools is {self.empty_tools!r}; known: {', '.join(EMPTY_TOOLS)}"
+            )
+        if self.special_tokens not in SPECIAL_TOKENS:
+            raise TcrError(
+                f"claim: special_tokens is {self.special_tokens!r}; "
+                f"known: {', '.join(SPECIAL_TOKENS)}"
             )
 
     @classmethod
@@ -73,13 +89,9 @@ class Claim:
             if unknown:
                 raise TcrError(f"{where}: unknown key {unknown[0]!r}; known: {', '.join(_KEYS)}")
             dialects = value.get("dialects")
-            empty_tools = value.get("empty_tools", "reject")
-            if not isinstance(empty_tools, str):
-                raise TcrError(
-                    f"{where}: empty_tools is a {type(empty_tools).__name__}, "
-                    f"not one of {', '.join(EMPTY_TOOLS)}"
-                )
-            return cls(_ids(dialects, where), empty_tools)
+            empty_tools = _choice(value, "empty_tools", EMPTY_TOOLS, where)
+            special_tokens = _choice(value, "special_tokens", SPECIAL_TOKENS, where)
+            return cls(_ids(dialects, where), empty_tools, special_tokens)
         return cls(_ids(value, where))
 
     @property
@@ -101,23 +113,45 @@ class Claim:
         return self.dialects
 
     @property
+    def tokens_whole(self) -> bool:
+        """Whether special tokens reach the detector whole (an engine-side parser)."""
+        return self.special_tokens == "whole"
+
+    @property
+    def special_markers(self) -> tuple[str, ...]:
+        """The special tokens of the claimed dialects (``Dialect.special_tokens``), longest
+        first: what the ``tokens`` strategy never cuts inside, and no strategy does when
+        they reach the detector whole."""
+        return _special_markers(self.dialects)
+
+    @property
     def reasoning(self) -> bool:
         """Whether the detector parses reasoning (the ``think`` dialect)."""
         return self.speaks("think")
 
     def with_options(
-        self, dialects: Iterable[str] | None = None, empty_tools: str | None = None
+        self,
+        dialects: Iterable[str] | None = None,
+        empty_tools: str | None = None,
+        special_tokens: str | None = None,
     ) -> Claim:
         """This claim with the command line's parts put over it (``None``: keep this one's)."""
         return Claim(
             self.dialects if dialects is None else _ids(list(dialects), "--dialect"),
             self.empty_tools if empty_tools is None else empty_tools,
+            self.special_tokens if special_tokens is None else special_tokens,
         )
 
     def to_map(self) -> dict[str, Any]:
-        """The claim as JSON data (the stdio protocol's ``claim``); ``Claim.of`` reads it back."""
+        """The claim as JSON data (the stdio protocol's ``claim``); ``Claim.of`` reads it back.
+
+        ``special_tokens`` is there only when ``"whole"``, so a harness that predates it
+        sees what it saw."""
         dialects = None if self.dialects is None else sorted(self.dialects)
-        return {"dialects": dialects, "empty_tools": self.empty_tools}
+        shown: dict[str, Any] = {"dialects": dialects, "empty_tools": self.empty_tools}
+        if self.tokens_whole:
+            shown["special_tokens"] = self.special_tokens
+        return shown
 
     def options(self) -> list[str]:
         """The command-line options that state this claim again (for reproducers)."""
@@ -126,14 +160,35 @@ class Claim:
             shown += ["--dialect", dialect_id]
         if self.empty_tools != "reject":
             shown += ["--empty-tools", self.empty_tools]
+        if self.tokens_whole:
+            shown += ["--special-tokens", self.special_tokens]
         return shown
 
     def __str__(self) -> str:
-        ids = "every dialect" if self.dialects is None else ", ".join(sorted(self.dialects))
-        return ids if self.empty_tools == "reject" else f"{ids}; tools=[] means {self.empty_tools}"
+        shown = "every dialect" if self.dialects is None else ", ".join(sorted(self.dialects))
+        if self.empty_tools != "reject":
+            shown += f"; tools=[] means {self.empty_tools}"
+        if self.tokens_whole:
+            shown += "; special tokens whole"
+        return shown
 
 
 EVERYTHING = Claim()
+
+
+@functools.cache
+def _special_markers(ids: frozenset[str] | None) -> tuple[str, ...]:
+    markers = {m for d in claimed(ids) for m in d.special_tokens}
+    return tuple(sorted(markers, key=lambda m: (-len(m), m)))
+
+
+def _choice(value: Mapping[str, object], name: str, known: tuple[str, ...], where: str) -> str:
+    chosen = value.get(name, known[0])
+    if not isinstance(chosen, str):
+        raise TcrError(
+            f"{where}: {name} is a {type(chosen).__name__}, not one of {', '.join(known)}"
+        )
+    return chosen
 
 
 def _ids(value: object, where: str) -> frozenset[str] | None:

@@ -8,6 +8,14 @@ failure persists; otherwise double ``n``. One culprit among ``n`` elements costs
 O(log n) tests, and the result is 1-minimal: removing any single remaining
 element makes the failure go away.
 
+Special tokens (``keep_whole``): a failure found on a chunking that cuts a special
+token may not need that cut. Before shrinking, every split inside one of the given
+markers is moved to both its edges (a cut an engine streaming tokens makes too);
+when that chunking still fails, the search starts from it, and since ddmin only
+drops splits the result cuts none. So a minimal chunking cuts a special token only
+when the failure needs it, and that is the finding that happens "only when a
+proxy re-chunks" (``tcr.signature``).
+
 Sans-I/O: the caller's predicate runs the detector and decides what "fails the same
 way" means (the same check, say). A predicate that raises propagates: wrapping a
 detector crash into a verdict is the caller's business, not a search result.
@@ -18,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from tcr.rechunk import split_at, splits_spec
+from tcr.rechunk import special_spans, split_at, splits_inside, splits_spec
 
 __all__ = [
     "FLAKY",
@@ -159,6 +167,23 @@ def _start(
     return search, text, splits
 
 
+def _tokens_whole(search: _Search, text: str, splits: _Items, markers: Sequence[str]) -> _Items:
+    """``splits`` with those inside a special token moved to its edges, if that still fails."""
+    spans = special_spans(text, markers)
+    inside = set(splits_inside(splits, spans))
+    if not inside:
+        return splits
+    moved = {s for s in splits if s not in inside}
+    for a, b in spans:
+        if any(a < s < b for s in inside):
+            moved.update(edge for edge in (a, b) if 0 < edge < len(text))
+    snapped = tuple(sorted(moved))
+    try:
+        return snapped if search.fails(text, snapped) else splits
+    except _OutOfBudget:
+        return splits
+
+
 def _shrink_splits(search: _Search, text: str, splits: _Items) -> _Items:
     if not splits:
         return splits
@@ -200,16 +225,24 @@ def _result(search: _Search, text: str, splits: _Items, original: tuple[str, _It
 
 
 def minimize(
-    chunks: Sequence[str], fails: Predicate, *, text_too: bool, budget: int | None = None
+    chunks: Sequence[str],
+    fails: Predicate,
+    *,
+    text_too: bool,
+    budget: int | None = None,
+    keep_whole: Sequence[str] = (),
 ) -> Minimized:
     """The fewest split points that still fail; with ``text_too``, then the shortest text.
 
     ``budget`` caps predicate calls across all phases; when it runs out the best
-    chunking found so far is returned. Raises ``NotFailing`` (a ``ValueError``)
-    when ``chunks`` does not fail. Deterministic for a deterministic predicate.
+    chunking found so far is returned. ``keep_whole``: special-token markers a split
+    falls inside only when the failure needs it (module docstring). Raises
+    ``NotFailing`` (a ``ValueError``) when ``chunks`` does not fail. Deterministic
+    for a deterministic predicate.
     """
     search, text, splits = _start(chunks, fails, budget)
     original = (text, splits)
+    splits = _tokens_whole(search, text, splits, keep_whole)
     splits = _shrink_splits(search, text, splits)
     if text_too and not search.exhausted:
         # Text only after splits: with few chunks left, each text test is a cheaper run,
@@ -220,10 +253,16 @@ def minimize(
 
 
 def minimize_splits(
-    chunks: Sequence[str], fails: Predicate, *, budget: int | None = None
+    chunks: Sequence[str],
+    fails: Predicate,
+    *,
+    budget: int | None = None,
+    keep_whole: Sequence[str] = (),
 ) -> list[str]:
-    """The same text cut at a 1-minimal set of the split points that still fails."""
-    return list(minimize(chunks, fails, text_too=False, budget=budget).chunks)
+    """The same text cut at a 1-minimal set of the split points that still fails
+    (``keep_whole``: as ``minimize`` takes it)."""
+    shrunk = minimize(chunks, fails, text_too=False, budget=budget, keep_whole=keep_whole)
+    return list(shrunk.chunks)
 
 
 def minimize_text(

@@ -9,16 +9,26 @@ Content strategies split text (``str``); transport strategies (``bytes:N``,
 ``bytes-random[:MAX]``, ``bytes-exhaustive``) split the raw body (``bytes``) so a
 UTF-8 character or a CRLF can be cut in two, which is what exercises decoders.
 No chunking ever contains an empty chunk; an empty text is the empty chunking.
+
+Special tokens (``Dialect.special_tokens``: ``<|call|>``, ``[TOOL_CALLS]``) are one
+token to a model, so an engine emits each whole; only a proxy or a re-chunking
+layer cuts one. ``tokens`` cuts where a tokenizer would and never inside a
+special token of the claim it is given. A claim whose special tokens reach the
+detector whole (``Claim.tokens_whole``: an engine-side parser) makes every content
+strategy keep them whole: a split inside one is dropped, and a chunking that
+then repeats one already made is not made again.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator, Sequence
+import re
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice, pairwise
 from typing import AnyStr, Generic
 
+from tcr.claims import EVERYTHING, Claim
 from tcr.detector.formats import FORMATS
 from tcr.errors import TcrError, did_you_mean
 
@@ -28,22 +38,27 @@ __all__ = [
     "Chunking",
     "Strategy",
     "parse_strategy",
+    "special_spans",
     "split_at",
+    "split_tokens_mended",
+    "splits_inside",
     "splits_spec",
+    "whole_special_tokens",
 ]
 
-DEFAULT_STRATEGIES: tuple[str, ...] = ("original", "whole", "char", "random")
+DEFAULT_STRATEGIES: tuple[str, ...] = ("original", "whole", "char", "random", "tokens")
 STRATEGY_FORMS = (
-    "original, whole, char, fixed:N, random[:MAX], exhaustive, boundary, splits:A,B,..., "
-    "bytes:N, bytes-random[:MAX], bytes-exhaustive"
+    "original, whole, char, fixed:N, random[:MAX], tokens, exhaustive, boundary, "
+    "splits:A,B,..., bytes:N, bytes-random[:MAX], bytes-exhaustive"
 )
 DEFAULT_RANDOM_MAX = 8
+TOKEN_PIECE_MAX = 8  # the longest word piece ``tokens`` cuts, as BPE vocabularies mostly do
 
 # Kinds that take no argument, one positive size, or an optional size.
-_PLAIN = {"original", "whole", "char", "exhaustive", "boundary", "bytes-exhaustive"}
+_PLAIN = {"original", "whole", "char", "tokens", "exhaustive", "boundary", "bytes-exhaustive"}
 _SIZED = {"fixed", "bytes"}
 _OPTIONALLY_SIZED = {"random", "bytes-random"}
-_RANDOM = {"random", "bytes-random"}
+_RANDOM = {"random", "bytes-random", "tokens"}
 _TRANSPORT = {"bytes", "bytes-random", "bytes-exhaustive"}
 
 
@@ -159,6 +174,7 @@ class Strategy:
         runs: int = 20,
         seed: int = 0,
         start: int = 0,
+        claim: Claim = EVERYTHING,
     ) -> Iterator[Chunking[AnyStr]]:
         """Every chunking this strategy makes of ``text``, from the ``start``-th on.
 
@@ -166,13 +182,22 @@ class Strategy:
         ``runs`` and ``seed`` drive the random strategies, reproducibly. A random
         strategy makes runs ``start`` to ``runs - 1`` without making the earlier
         ones, so a range of runs can be replayed on its own (``tcr replay --jobs``).
+        ``claim`` is the detector's: ``tokens`` never cuts inside its special tokens,
+        and no strategy does when they reach the detector whole (module docstring).
         """
         self._check(text, original, runs, start)
         if self.repeated:
-            return self._generate(text, original, runs, seed, start)
-        return islice(self._generate(text, original, runs, seed), start, None)
+            made = self._generate(text, original, runs, seed, start, claim)
+        else:
+            made = islice(self._generate(text, original, runs, seed, 0, claim), start, None)
+        if claim.tokens_whole and not self.transport and isinstance(text, str):
+            spans = special_spans(text, claim.special_markers)
+            return _kept_whole(made, spans, once=not self.repeated)
+        return made
 
-    def nth(self, text: AnyStr, n: int, *, seed: int = 0) -> tuple[str, Iterator[AnyStr]]:
+    def nth(
+        self, text: AnyStr, n: int, *, seed: int = 0, claim: Claim = EVERYTHING
+    ) -> tuple[str, Iterator[AnyStr]]:
         """The label and chunks of the ``n``-th chunking of ``text`` (``chunkings``'
         ``n``-th, going round when it makes fewer; a random strategy's run ``n``).
 
@@ -181,18 +206,22 @@ class Strategy:
         character of a 1 MB recording their tuple was a million strings per client.
         """
         self._check(text, None, n, n)
-        if self.kind in ("char", "fixed", "bytes"):
+        kept = claim.tokens_whole and not self.transport  # cut by chunkings(), then merged
+        if self.kind == "tokens" or (kept and self.repeated):
+            chunking = next(self.chunkings(text, runs=n + 1, seed=seed, start=n, claim=claim))
+            return chunking.label, iter(chunking.chunks)
+        if self.kind in ("char", "fixed", "bytes") and not kept:
             return self.spec, _fixed(text, self.size or 1)  # char: size 0, cut per 1
         if self.repeated:
             return f"{self.spec}#{n}", _random(text, self.size, random.Random(f"{seed}/{n}"))
         made = 0  # counted, not kept: exhaustive makes one chunking per character
-        for chunking in self.chunkings(text, seed=seed):
+        for chunking in self.chunkings(text, seed=seed, claim=claim):
             if made == n:
                 return chunking.label, iter(chunking.chunks)
             made += 1
         if made == 0:
             return self.spec, iter(())
-        chunking = next(self.chunkings(text, seed=seed, start=n % made))
+        chunking = next(self.chunkings(text, seed=seed, start=n % made, claim=claim))
         return chunking.label, iter(chunking.chunks)
 
     def _check(
@@ -203,6 +232,11 @@ class Strategy:
             raise TcrError(
                 f"rechunk strategy {self.spec!r} re-splits transport bytes: "
                 "give it the raw body (bytes), not the decoded text"
+            )
+        if self.kind == "tokens" and not isinstance(text, str):
+            raise TcrError(
+                "rechunk strategy 'tokens' cuts content text where a tokenizer would: "
+                "give it the decoded text (str), not bytes"
             )
         if runs < 0 or start < 0:
             raise TcrError(f"rechunk runs and start must be 0 or more, not {runs} and {start}")
@@ -220,7 +254,8 @@ class Strategy:
         original: Sequence[AnyStr] | None,
         runs: int,
         seed: int,
-        start: int = 0,
+        start: int,
+        claim: Claim,
     ) -> Iterator[Chunking[AnyStr]]:
         spec = self.spec
         if self.kind == "original":
@@ -238,6 +273,12 @@ class Strategy:
                 # str seed is hashed with SHA-512, not hash(), so PYTHONHASHSEED is moot.
                 chunks = tuple(_random(text, self.size, random.Random(f"{seed}/{run}")))
                 yield Chunking(spec, f"{spec}#{run}", chunks)
+        elif self.kind == "tokens":
+            assert isinstance(text, str)  # _check refused bytes
+            specials = special_spans(text, claim.special_markers)
+            for run in range(start, runs):
+                pieces = _tokens(text, specials, random.Random(f"{seed}/{run}"))
+                yield Chunking(spec, f"{spec}#{run}", tuple(pieces))
         elif self.kind in ("exhaustive", "bytes-exhaustive"):
             yield from _exhaustive(spec, text)
         elif self.kind == "boundary":
@@ -329,3 +370,131 @@ def _boundary(spec: str, text: AnyStr) -> Iterator[Chunking[AnyStr]]:
         if len(shattered) > 1 and shattered not in seen:
             seen.add(shattered)
             yield Chunking(spec, f"{spec}@{start}..{end}", tuple(_cut(text, shattered)))
+
+
+# -- special tokens ---------------------------------------------------------------
+
+
+def special_spans(text: str, markers: Sequence[str]) -> tuple[tuple[int, int], ...]:
+    """The spans of ``text`` that are special-token markers, scanned left to right (of
+    markers starting at one place, the longest): where an engine emits one token."""
+    if not markers or not text:
+        return ()
+    pattern = _marker_pattern(tuple(sorted(set(markers), key=lambda m: (-len(m), m))))
+    return tuple(match.span() for match in pattern.finditer(text))
+
+
+_PATTERNS: dict[tuple[str, ...], re.Pattern[str]] = {}
+
+
+def _marker_pattern(markers: tuple[str, ...]) -> re.Pattern[str]:
+    pattern = _PATTERNS.get(markers)
+    if pattern is None:
+        pattern = _PATTERNS[markers] = re.compile("|".join(map(re.escape, markers)))
+    return pattern
+
+
+def splits_inside(splits: Sequence[int], spans: Sequence[tuple[int, int]]) -> list[int]:
+    """The split offsets that fall strictly inside one of ``spans`` (both sorted)."""
+    inside: list[int] = []
+    at = 0
+    for split in splits:
+        while at < len(spans) and spans[at][1] <= split:
+            at += 1
+        if at < len(spans) and spans[at][0] < split:
+            inside.append(split)
+    return inside
+
+
+def whole_special_tokens(chunk: str, markers: Sequence[str]) -> tuple[str, ...]:
+    """The special-token ``markers`` that ``chunk`` holds whole, in order: what a parser
+    keyed on token ids finds in ``delta_token_ids`` for it (``tcr.adapters``)."""
+    return tuple(chunk[a:b] for a, b in special_spans(chunk, tuple(markers)))
+
+
+def split_tokens_mended(chunks: Sequence[str], markers: Sequence[str]) -> tuple[str, ...]:
+    """``chunks`` with every split inside one of the special-token ``markers`` dropped: the
+    chunking a parser that sees token ids gets (fuzz's drawn chunkings, for such a claim)."""
+    text = "".join(chunks)
+    splits = Chunking("splits", "", tuple(chunks)).splits
+    inside = set(splits_inside(splits, special_spans(text, markers)))
+    if not inside:
+        return tuple(chunks)
+    return tuple(_cut(text, [s for s in splits if s not in inside]))
+
+
+def _kept_whole(
+    chunkings: Iterator[Chunking[AnyStr]], spans: tuple[tuple[int, int], ...], *, once: bool
+) -> Iterator[Chunking[AnyStr]]:
+    """Each chunking with its splits inside a special token dropped; with ``once``, one
+    whose splits are then those of a chunking already made is left out (``exhaustive``,
+    ``boundary``; a seeded run is kept, so run ``#n`` stays run ``#n``)."""
+    seen: set[tuple[int, ...]] = set()
+    for chunking in chunkings:
+        splits = chunking.splits
+        inside = set(splits_inside(splits, spans)) if spans else set()
+        if inside:
+            kept = tuple(s for s in splits if s not in inside)
+            text = chunking.chunks[0][:0].join(chunking.chunks)
+            chunking = Chunking(chunking.strategy, chunking.label, tuple(_cut(text, kept)))
+            splits = kept
+        if once:
+            if splits in seen:
+                continue
+            seen.add(splits)
+        yield chunking
+
+
+# -- tokens: where a tokenizer cuts -------------------------------------------------
+
+# The pre-tokenizer of GPT-2 style BPE vocabularies, in the standard library's re: a
+# contraction, a word with its leading space, a digit run, one other character with its
+# leading space (punctuation alone), white space (the last space before a word stays
+# with the word). Every character is matched, so the pieces add up to the text.
+_PRE_TOKENS = re.compile(r"'(?:[sdmt]|ll|ve|re)| ?[^\W\d_]+| ?\d+| ?(?:[^\s\w]|_)|\s+(?!\S)|\s+")
+_DIGIT_GROUP = 3  # digits go in groups of 1..3, as cl100k and Llama 3 split numbers
+_MERGED_BITS = 3  # one token in 2**3 is emitted with the one before (a detokenizer's held
+# bytes, speculative decoding): so a point between tokens is sometimes no split
+
+
+def _tokens(text: str, specials: Sequence[tuple[int, int]], rng: random.Random) -> Iterator[str]:
+    """``text`` as an engine streams it: token-sized pieces, each special token whole."""
+    bits = rng.getrandbits
+    start = 0
+    held = ""
+    for a, b in (*specials, (len(text), len(text))):
+        for piece in _ordinary(text[start:a], bits):
+            if held and bits(_MERGED_BITS) == 0:
+                held += piece
+                continue
+            if held:
+                yield held
+            held = piece
+        if b > a:  # a special token: one token, one chunk of its own
+            if held:
+                yield held
+            held = ""
+            yield text[a:b]
+        start = b
+    if held:
+        yield held
+
+
+def _ordinary(text: str, bits: Callable[[int], int]) -> Iterator[str]:
+    """Token-sized pieces of text holding no special token. The sizes are drawn as
+    ``randrange`` draws them (rejection sampling on ``getrandbits``), inlined: a piece
+    size per call of ``randrange`` made ``tokens`` ten times slower than ``random``."""
+    for match in _PRE_TOKENS.finditer(text):
+        word = match.group()
+        if len(word) == 1:
+            yield word
+            continue
+        most = _DIGIT_GROUP if word.lstrip(" ").isdigit() else TOKEN_PIECE_MAX
+        width = most.bit_length() if most & (most - 1) else most.bit_length() - 1
+        at = 0
+        while at < len(word):
+            size = bits(width)
+            while size >= most:
+                size = bits(width)
+            yield word[at : at + size + 1]
+            at += size + 1

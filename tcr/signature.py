@@ -16,6 +16,15 @@ across chunks: both a missing call) stay two findings. The shape is taken of
 the input a finding is shrunk to, and shrinking keeps the coarse key and, once
 the splits are minimal, the shape too.
 
+Whether a finding needs a split inside a special token (``<|call|>``,
+``[TOOL_CALLS]``: one token to the model, so an engine emits it whole) is told
+from the shrunk input too: ``Signature.proxy`` is set when a split of the
+minimal chunking falls inside a special token of the finding's dialect (of the
+claim's dialects when it names none). Such a failure happens only when a proxy
+or a re-chunking layer cuts the stream, never behind an engine that streams
+tokens. It is an addition: ``str(signature)`` is unchanged, ``label`` adds
+``PROXY_ONLY``.
+
 Pure: markers come from the dialect table, nothing runs a detector.
 """
 
@@ -26,25 +35,40 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from tcr.claims import EVERYTHING, Claim
 from tcr.detector.formats import DISTINCTIVE_OPENERS, SHARING, alternation, prefix_regex
+from tcr.dialects import BY_ID
+from tcr.rechunk import special_spans, splits_inside
 
 if TYPE_CHECKING:  # tcr._verdict names dialects with this module's help
     from tcr._verdict import Violation
 
 __all__ = [
+    "PROXY_NOTE",
+    "PROXY_ONLY",
     "SHAPES",
     "SPLIT",
     "TIMEOUT",
     "WHOLE",
     "Signature",
     "coarse_key",
+    "cuts_whole_token",
     "dialect_at",
     "key",
     "marker_dialect",
     "opening_dialect",
     "shape",
+    "shaped",
     "signature",
+    "special_markers",
+    "special_split",
 ]
+
+PROXY_ONLY = "only when a proxy re-chunks"  # what a finding that cuts a special token says
+PROXY_NOTE = (  # the same, said in full (SARIF messages)
+    "Only when a proxy re-chunks: the minimal chunking splits a special token, which an "
+    "engine streaming tokens emits whole."
+)
 
 TIMEOUT = "timeout"  # the kind of a crash finding over the per-message time limit
 WHOLE = "whole"  # the failure needs no split: the unsplit input fails the same way
@@ -81,12 +105,18 @@ class Signature:
     kind: str
     dialect: str = ""  # "" when no dialect is involved or none could be told
     shape: str = ""  # "" until the input is shrunk
+    proxy: bool = False  # the shrunk input cuts a special token: only a proxy does that
 
     def __str__(self) -> str:
         text = f"{self.check}/{_one_line(self.kind)}"
         if self.dialect:
             text += f"/{self.dialect}"
         return f"{text}@{self.shape}" if self.shape else text
+
+    @property
+    def label(self) -> str:
+        """How a report names it to a person: ``str(self)``, and ``PROXY_ONLY`` when set."""
+        return f"{self} ({PROXY_ONLY})" if self.proxy else str(self)
 
     @property
     def key(self) -> Signature:
@@ -118,9 +148,50 @@ def coarse_key(violation: Violation, whole: Collection[Signature]) -> Signature:
     return Signature(found.check, found.kind, found.dialect, WHOLE if found in whole else SPLIT)
 
 
-def signature(violation: Violation, chunks: Sequence[str]) -> Signature:
-    """The signature of ``violation`` found on ``chunks`` (the shrunk input)."""
-    return Signature(str(violation.check), violation.kind, violation.dialect, shape(chunks))
+def signature(
+    violation: Violation, chunks: Sequence[str], *, claim: Claim = EVERYTHING
+) -> Signature:
+    """The signature of ``violation`` found on ``chunks`` (the shrunk input); ``claim`` is
+    the detector's, whose special tokens count when the violation names no dialect."""
+    return shaped(key(violation), chunks, claim=claim)
+
+
+def shaped(found: Signature, chunks: Sequence[str], *, claim: Claim = EVERYTHING) -> Signature:
+    """``found``'s key with the shape of ``chunks`` and whether they cut a special token."""
+    proxy = bool(special_split(chunks, special_markers(found.dialect, claim)))
+    return Signature(found.check, found.kind, found.dialect, shape(chunks), proxy)
+
+
+def special_markers(dialect: str, claim: Claim = EVERYTHING) -> tuple[str, ...]:
+    """The special tokens a finding in ``dialect`` is judged by: that dialect's, or the
+    claim's dialects' when it names none (``""``, or no registered dialect)."""
+    record = BY_ID.get(dialect)
+    if record is None:
+        return claim.special_markers
+    return tuple(sorted(record.special_tokens, key=lambda m: (-len(m), m)))
+
+
+def cuts_whole_token(chunks: Sequence[str], claim: Claim) -> bool:
+    """Whether ``chunks`` cut a special token that reaches ``claim``'s detector whole: a
+    chunking it can never be given (a shrinker deleting characters can make one)."""
+    return claim.tokens_whole and bool(special_split(chunks, claim.special_markers))
+
+
+def special_split(chunks: Sequence[str], markers: Sequence[str]) -> str:
+    """The first of ``markers`` that a split of ``chunks`` falls inside, or ``""``."""
+    text = "".join(chunks)
+    spans = special_spans(text, markers)
+    if not spans:
+        return ""
+    splits: list[int] = []
+    position = 0
+    for chunk in chunks[:-1]:
+        position += len(chunk)
+        splits.append(position)
+    inside = splits_inside(splits, spans)
+    if not inside:
+        return ""
+    return next(text[a:b] for a, b in spans if a < inside[0] < b)
 
 
 def marker_dialect(marker: str) -> str:

@@ -61,6 +61,8 @@ def regression_test(
         given += f", dialects={sorted(claim.dialects)!r}"
     if claim is not None and claim.empty_tools != "reject":
         given += f", empty_tools={claim.empty_tools!r}"
+    if claim is not None and claim.tokens_whole:
+        given += f", special_tokens={claim.special_tokens!r}"
     if tool_specs is not None:
         given += f", tool_specs={list(tool_specs)!r}"
     expect = f", expectation={dict(expectation)!r}" if expectation is not None else ""

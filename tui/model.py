@@ -72,7 +72,8 @@ class Session:
         spec = self.strategies[self.current]
         found = self._runs.get(spec)
         if found is None:
-            found = Run(self, spec, chunking(spec, self.source, self.seed))
+            made = chunking(spec, self.source, self.seed, self.detector.claim)
+            found = Run(self, spec, made)
             self._runs[spec] = found
         return found
 

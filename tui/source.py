@@ -12,6 +12,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from tcr.claims import EVERYTHING, Claim
 from tcr.corpus import Frame, Recording, RecordingReader
 from tcr.errors import DecodeError, TcrError
 from tcr.rechunk import parse_strategy
@@ -208,15 +209,16 @@ def check_strategy(spec: str, text: str | None = None) -> str:
     return strategy.spec
 
 
-def chunking(spec: str, source: Source, seed: int = 0) -> Sequence[str]:
+def chunking(spec: str, source: Source, seed: int = 0, claim: Claim = EVERYTHING) -> Sequence[str]:
     """The one chunking ``spec`` makes of the source's content.
 
     ``original`` is the source's own chunk list, which grows while the source
     loads; any other strategy needs the whole text, so it loads the rest first.
+    ``claim`` is the detector's: one whose special tokens reach it whole sees none cut.
     """
-    if spec == "original":
+    if spec == "original" and not claim.tokens_whole:
         return source.chunks
     source.load_all()
     strategy = parse_strategy(spec)
-    made = strategy.chunkings(source.text, original=source.chunks, runs=1, seed=seed)
+    made = strategy.chunkings(source.text, original=source.chunks, runs=1, seed=seed, claim=claim)
     return next(made).chunks

@@ -80,6 +80,7 @@ def bless(
     tools: str | None,
     dialects: tuple[str, ...],
     empty_tools: str | None,
+    special_tokens: str | None,
     dry_run: bool,
 ) -> None:
     """Store what the detector emits for each recording now as the recording's expectation
@@ -89,7 +90,12 @@ def bless(
 
     console = Console(soft_wrap=True)  # piped, a diff line is not cut at 80 columns
     try:
-        chosen = DetectorSpec.load(detector, dialects=claimed(dialects), empty_tools=empty_tools)
+        chosen = DetectorSpec.load(
+            detector,
+            dialects=claimed(dialects),
+            empty_tools=empty_tools,
+            special_tokens=special_tokens,
+        )
         if dry_run:
             found = changes(paths, detector=chosen, tools=parse_tools(tools))
         else:
@@ -116,6 +122,7 @@ def review(
     tools: str | None,
     dialects: tuple[str, ...],
     empty_tools: str | None,
+    special_tokens: str | None,
 ) -> None:
     """Walk the recordings whose stored expectation differs from what the detector
     emits now, with a diff of each, and accept or reject the change."""
@@ -123,7 +130,12 @@ def review(
 
     console = Console()
     try:
-        chosen = DetectorSpec.load(detector, dialects=claimed(dialects), empty_tools=empty_tools)
+        chosen = DetectorSpec.load(
+            detector,
+            dialects=claimed(dialects),
+            empty_tools=empty_tools,
+            special_tokens=special_tokens,
+        )
         found = changes(paths, detector=chosen, tools=parse_tools(tools))
     except TcrError as error:
         fail("review", error)

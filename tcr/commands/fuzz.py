@@ -20,6 +20,7 @@ from tcr.commands.options import (
     fail,
     junit_option,
     sarif_option,
+    special_tokens_option,
     timeout_option,
     write_reports,
 )
@@ -64,6 +65,7 @@ Examples:
   tcr fuzz --detector mypkg.parser:make_detector --max-findings 5
   tcr fuzz --max-examples 20000 --seed 7 --dialect hermes --dialect think
   tcr fuzz --detector mypkg.hermes:make --dialect hermes --empty-tools text
+  tcr fuzz --detector mypkg.engine:make --dialect kimi_k2 --special-tokens whole
   tcr fuzz --corpus corpora/recorded --save /tmp/found --junit fuzz.xml
   tcr fuzz --budget 10m --sarif fuzz.sarif     # GitHub code scanning, VS Code
   tcr fuzz --jobs 2 --budget 10m               # both cores of this machine
@@ -105,6 +107,7 @@ def parse_budget(value: str) -> float:
     help="What tools=[] means to the detector: reject every call (policy 7) or parse "
     "nothing, all text (default: its claim, else reject).",
 )
+@special_tokens_option
 @click.option(
     "--corpus",
     "corpus",
@@ -141,6 +144,7 @@ def fuzz(
     dialects: tuple[str, ...],
     formats: tuple[str, ...],
     empty_tools: str | None,
+    special_tokens: str | None,
     corpus: tuple[Path, ...],
     save: Path,
     junit: Path | None,
@@ -180,6 +184,7 @@ def fuzz(
                 seed=seed,
                 dialects=[*dialects, *formats] or None,
                 empty_tools=empty_tools,
+                special_tokens=special_tokens,
                 corpus=list(corpus) or None,
                 save=save,
                 on_progress=progress,

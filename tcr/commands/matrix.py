@@ -15,7 +15,7 @@ import sys
 import time
 from collections.abc import Sequence
 from contextlib import ExitStack, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +24,11 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from tcr.commands.options import claimed, fail, seed_option
+from tcr.commands.options import claimed, fail, seed_option, special_tokens_option
 from tcr.detector.loader import DetectorSpec
 from tcr.dialects import DIALECTS
 from tcr.errors import EXIT_OK, EXIT_VIOLATION, TcrError
+from tcr.signature import PROXY_ONLY, Signature
 
 __all__ = ["TEXT", "Cell", "CellFinding", "Matrix", "build", "matrix"]
 
@@ -63,6 +64,12 @@ class CellFinding:
     count: int
     found_by: str  # "replay" or "fuzz"
     reproducer: str
+    proxy_only: bool = False  # its shrunk chunking cuts a special token (tcr.signature)
+
+    @property
+    def label(self) -> str:
+        """The signature as a person reads it: ``Signature.label``."""
+        return f"{self.signature} ({PROXY_ONLY})" if self.proxy_only else self.signature
 
 
 @dataclass(slots=True)
@@ -75,11 +82,8 @@ class Cell:
     def add(self, finding: CellFinding) -> None:
         """Keep one per signature: a second report of it adds to the count."""
         for index, seen in enumerate(self.findings):
-            if seen.signature == finding.signature:
-                count = seen.count + finding.count
-                self.findings[index] = CellFinding(
-                    seen.signature, count, seen.found_by, seen.reproducer
-                )
+            if (seen.signature, seen.proxy_only) == (finding.signature, finding.proxy_only):
+                self.findings[index] = replace(seen, count=seen.count + finding.count)
                 return
         self.findings.append(finding)
         self.state = "fail"
@@ -126,6 +130,7 @@ class Matrix:
                     "findings": [
                         {
                             "signature": f.signature,
+                            "proxy_only": f.proxy_only,
                             "count": f.count,
                             "found_by": f.found_by,
                             "reproducer": f.reproducer,
@@ -216,7 +221,7 @@ def build(
         report = replay(replayed, detector=spec)
         for group in report.findings:
             _place(result, name, group.signature.dialect, "replay", group.first[1].reproducer,
-                   str(group.signature), len(group.failures))  # fmt: skip
+                   group.signature, len(group.failures))  # fmt: skip
         for row in chosen:
             if row == TEXT or result.cells[row, name].state == NOT_CLAIMED:
                 continue
@@ -231,7 +236,7 @@ def build(
             for finding in found.findings:
                 reproducer = finding.replay_command
                 _place(result, name, finding.signature.dialect or row, "fuzz", reproducer,
-                       str(finding.signature), finding.count)  # fmt: skip
+                       finding.signature, finding.count)  # fmt: skip
     result.seconds = time.perf_counter() - started
     return result
 
@@ -242,13 +247,14 @@ def _place(
     dialect: str,
     found_by: str,
     reproducer: str,
-    signature: str,
+    signature: Signature,
     count: int,
 ) -> None:
     row = dialect if (dialect, column) in matrix.cells else TEXT
     if (row, column) not in matrix.cells:  # a row left out by --row
         return
-    matrix.cells[row, column].add(CellFinding(signature, count, found_by, reproducer))
+    found = CellFinding(str(signature), count, found_by, reproducer, signature.proxy)
+    matrix.cells[row, column].add(found)
 
 
 # --- the terminal ----------------------------------------------------------------------
@@ -260,7 +266,7 @@ def _shown(cell: Cell) -> str:
     counts = f"{cell.recordings} rec" + (f", {cell.examples:,} gen" if cell.examples else "")
     if not cell.findings:
         return f"[green]pass[/] [dim]{counts}[/]"
-    first = escape(cell.findings[0].signature)
+    first = escape(cell.findings[0].label)
     more = f" +{len(cell.findings) - 1}" if len(cell.findings) > 1 else ""
     return f"[red]{len(cell.findings)} finding{'s' * (len(cell.findings) != 1)}[/]: {first}{more}"
 
@@ -283,7 +289,7 @@ def render(matrix: Matrix, console: Console) -> None:
         console.print(f"[bold red]{escape(row)}[/] in [bold]{escape(column)}[/]", highlight=False)
         for finding in cell.findings:
             console.print(
-                f"  {escape(finding.signature)} ({finding.found_by}, {finding.count} times)",
+                f"  {escape(finding.label)} ({finding.found_by}, {finding.count} times)",
                 highlight=False,
             )
             console.print(f"    {escape(finding.reproducer)}", soft_wrap=True, highlight=False)
@@ -322,6 +328,7 @@ def render(matrix: Matrix, console: Console) -> None:
     metavar="ID",
     help="The claim of every detector that declares none (repeatable).",
 )
+@special_tokens_option
 @click.option(
     "--row", "rows", multiple=True, metavar="ID", help="Only these dialects' rows (repeatable)."
 )
@@ -354,6 +361,7 @@ def matrix(
     detectors: tuple[str, ...],
     commands: tuple[str, ...],
     dialects: tuple[str, ...],
+    special_tokens: str | None,
     rows: tuple[str, ...],
     budget: str,
     seed: int,
@@ -370,7 +378,7 @@ def matrix(
     try:
         budget_s = parse_budget(budget)
         files = _paths(paths)
-        with _Specs(detectors, commands, claimed(dialects)) as specs:
+        with _Specs(detectors, commands, claimed(dialects), special_tokens) as specs:
             status = err.status("matrix", spinner="dots") if err.is_terminal else nullcontext()
             with status as shown:
 
@@ -412,23 +420,33 @@ class _Specs:
     """``--detector`` and ``--detector-cmd`` loaded, harnesses stopped on leaving."""
 
     def __init__(
-        self, detectors: Sequence[str], commands: Sequence[str], dialects: list[str] | None
+        self,
+        detectors: Sequence[str],
+        commands: Sequence[str],
+        dialects: list[str] | None,
+        special_tokens: str | None = None,
     ) -> None:
         self.detectors, self.commands, self.dialects = detectors, commands, dialects
+        self.special_tokens = special_tokens
         self.stack = ExitStack()
 
     def __enter__(self) -> list[DetectorSpec]:
         from tcr.stdio import command_factory
 
-        specs = [DetectorSpec.load(d, dialects=self.dialects) for d in self.detectors]
+        tokens = self.special_tokens
+        specs = [
+            DetectorSpec.load(d, dialects=self.dialects, special_tokens=tokens)
+            for d in self.detectors
+        ]
         try:
             for command in self.commands:
                 factory = self.stack.enter_context(command_factory(command, timeout=5.0))
-                specs.append(DetectorSpec(factory, command=command).claiming(self.dialects))
+                harness = DetectorSpec(factory, command=command)
+                specs.append(harness.claiming(self.dialects, special_tokens=tokens))
         except BaseException:
             self.stack.close()
             raise
-        return specs or [DetectorSpec.load(None, dialects=self.dialects)]
+        return specs or [DetectorSpec.load(None, dialects=self.dialects, special_tokens=tokens)]
 
     def __exit__(self, *exc: object) -> None:
         self.stack.close()

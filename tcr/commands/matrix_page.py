@@ -61,7 +61,7 @@ def _cell(cell: Cell) -> str:
         return f'<td class="pass" data-sort="0">pass<br><small>{counts}</small></td>'
     n = len(cell.findings)
     items = "".join(
-        f"<li><code>{html.escape(f.signature)}</code> ({f.found_by}, {f.count}&times;)"
+        f"<li><code>{html.escape(f.label)}</code> ({f.found_by}, {f.count}&times;)"
         f"<br><code>{html.escape(f.reproducer)}</code></li>"
         for f in cell.findings
     )

@@ -11,7 +11,7 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 
-from tcr.claims import EMPTY_TOOLS
+from tcr.claims import EMPTY_TOOLS, SPECIAL_TOKENS
 from tcr.errors import EXIT_ERROR, TcrError, did_you_mean
 from tcr.stdio import START_UP
 from tcr.time_limit import DEFAULT_TIMEOUT
@@ -32,6 +32,7 @@ __all__ = [
     "run_interruptible",
     "sarif_option",
     "seed_option",
+    "special_tokens_option",
     "timeout_option",
     "tool_specs_option",
     "tools_option",
@@ -83,9 +84,24 @@ def detector_cmd_option(fn: F) -> F:
     )(fn)
 
 
+def special_tokens_option(fn: F) -> F:
+    """``--special-tokens split|whole``: whether special tokens reach the detector whole."""
+    return click.option(
+        "--special-tokens",
+        "special_tokens",
+        type=Choice(SPECIAL_TOKENS),
+        default=None,
+        help="Whether the dialects' special tokens (<|call|>, [TOOL_CALLS]) reach the "
+        "detector whole (an engine-side parser sees token ids: no rechunking strategy "
+        "then cuts one) or may be split by a proxy. Default: what the detector declares, "
+        "else split.",
+    )(fn)
+
+
 def claim_options(fn: F) -> F:
-    """``--dialect ID`` (repeatable) and ``--empty-tools``: the claim the detector is judged
-    against, over the one its factory declares (``tcr.claims``)."""
+    """``--dialect ID`` (repeatable), ``--empty-tools`` and ``--special-tokens``: the claim
+    the detector is judged against, over the one its factory declares (``tcr.claims``)."""
+    fn = special_tokens_option(fn)
     fn = click.option(
         "--empty-tools",
         "empty_tools",

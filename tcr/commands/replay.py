@@ -31,7 +31,7 @@ from tcr.commands.options import (
 from tcr.detector.loader import DetectorSpec
 from tcr.errors import EXIT_ERROR, TcrError
 from tcr.oracle import CHECKS
-from tcr.rechunk import STRATEGY_FORMS
+from tcr.rechunk import DEFAULT_STRATEGIES, STRATEGY_FORMS
 from tcr.stdio import command_factory
 
 if TYPE_CHECKING:
@@ -58,6 +58,7 @@ Examples:
   tcr replay rec.msgpack --detector mypkg.parser:make_detector --tool-specs tools.json
   tcr replay corpora/ --detector mypkg.parser:make_detector --dialect hermes --dialect think
   tcr replay corpora/ --dialect mistral --empty-tools text   # the reference, restricted
+  tcr replay corpora/ --detector mypkg.engine:parser --special-tokens whole
   tcr replay rec.msgpack --rechunk splits:12,15 --check no_leak
   tcr replay rec.msgpack --detector mypkg.parser:make_detector --debug
   tcr replay corpora/ --detector-cmd './my-go-detector --stdio' --detector-timeout 2
@@ -77,7 +78,7 @@ Examples:
     "strategies",
     multiple=True,
     metavar="STRATEGY",
-    help="Rechunking strategy; repeatable (default: original, whole, char, random).",
+    help="Rechunking strategy; repeatable (default: " + ", ".join(DEFAULT_STRATEGIES) + ").",
 )
 @click.option("--runs", type=int, default=20, show_default=True, help="Runs of random strategies.")
 @seed_option
@@ -139,6 +140,7 @@ def replay(
     tool_specs: Path | None,
     dialects: tuple[str, ...],
     empty_tools: str | None,
+    special_tokens: str | None,
     checks: tuple[str, ...],
     layer: str,
     as_json: bool,
@@ -165,7 +167,11 @@ def replay(
     try:
         with (
             _detector(
-                detector, detector_cmd, detector_timeout, claimed(dialects), empty_tools
+                detector,
+                detector_cmd,
+                detector_timeout,
+                claimed(dialects),
+                (empty_tools, special_tokens),
             ) as chosen,
             ReplayProgress(sys.stderr, enabled=not as_json) as advance,
         ):
@@ -215,17 +221,21 @@ def _detector(
     command: str | None,
     timeout: float,
     dialects: list[str] | None,
-    empty_tools: str | None,
+    choices: tuple[str | None, str | None],  # --empty-tools, --special-tokens
 ) -> Iterator[DetectorSpec]:
     """``--detector`` loaded, or ``--detector-cmd`` as one harness (one per ``--jobs`` worker),
     with its claim resolved (the harness says its own in its answer to ``new``)."""
+    empty_tools, special_tokens = choices
     if command is None:
-        yield DetectorSpec.load(spec, dialects=dialects, empty_tools=empty_tools)
+        yield DetectorSpec.load(
+            spec, dialects=dialects, empty_tools=empty_tools, special_tokens=special_tokens
+        )
         return
     if spec is not None:
         raise TcrError("--detector and --detector-cmd exclude each other: give one")
     with command_factory(command, timeout=timeout) as factory:
-        yield DetectorSpec(factory, command=command).claiming(dialects, empty_tools)
+        harness = DetectorSpec(factory, command=command)
+        yield harness.claiming(dialects, empty_tools, special_tokens)
 
 
 def _debug(found: tuple[Outcome, Failure], detector: DetectorSpec, tools: list[str] | None) -> None:

@@ -29,7 +29,8 @@ X-Tcr-Recording (its name) and X-Tcr-Chunking headers say which recording and
 which chunking it was, as tcr replay names it (the n-th request for a
 recording gets the n-th: random:8#n, exhaustive@k).
 --rechunk original sends the recorded bytes as they were read; a content
-strategy (char, random, fixed:N, ...) sends the same text in different deltas;
+strategy (char, random, tokens, fixed:N, ...) sends the same text in different
+deltas (tokens: as an engine streams tokens, each special token in a delta of its own);
 a transport strategy (bytes:N, bytes-random) the same bytes in different writes,
 one HTTP chunk each. A recording made on the other endpoint, or of engine
 chunks, is re-encoded for the one asked.
@@ -40,6 +41,7 @@ Exit codes: 0 stopped with Ctrl-C, 2 nothing to serve or the port is taken.
 Examples:
   tcr serve corpora/recorded --port 8080 --speed 0
   tcr serve rec.msgpack --rechunk char          # the same stream, one character per delta
+  tcr serve rec.msgpack --rechunk tokens        # token-sized deltas, special tokens whole
   tcr serve corpora/ --rechunk bytes:7 --speed 2
   curl -N http://127.0.0.1:8080/v1/chat/completions -H 'X-Tcr-Recording: split_marker_mlx' \\
        -d '{{"stream": true, "messages": []}}'

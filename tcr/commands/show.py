@@ -88,6 +88,7 @@ def show(
     tools: str | None,
     dialects: tuple[str, ...],
     empty_tools: str | None,
+    special_tokens: str | None,
     seed: int,
     frames_limit: int | None,
     as_json: bool,
@@ -113,6 +114,7 @@ def show(
             timeout=timeout,
             dialects=claimed(dialects),
             empty_tools=empty_tools,
+            special_tokens=special_tokens,
         )
     except TcrError as error:
         _fail(ctx, error)

@@ -68,6 +68,7 @@ def tui(
     tools: str | None,
     dialects: tuple[str, ...],
     empty_tools: str | None,
+    special_tokens: str | None,
     seed: int,
     at_first_violation: bool,
 ) -> None:
@@ -80,7 +81,10 @@ def tui(
         app = make_app(
             file,
             detector=DetectorSpec.load(
-                detector, dialects=claimed(dialects), empty_tools=empty_tools
+                detector,
+                dialects=claimed(dialects),
+                empty_tools=empty_tools,
+                special_tokens=special_tokens,
             ),
             rechunk=list(strategies) or None,
             tools=parse_tools(tools),

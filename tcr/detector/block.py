@@ -42,6 +42,9 @@ class Tokens:
         pattern = alternation(toks).pattern if toks else ""
         if extra:
             pattern = f"{pattern}|{extra}" if pattern else extra
+        # No token at all matches nowhere (an empty pattern would match everywhere, and a
+        # scan that finds a token of no length makes no progress).
+        pattern = pattern or "(?!)"
         self.regex = re.compile(pattern, re.DOTALL)
         # A token split across chunks is carried to the next feed, never judged half-seen.
         self.prefixes = frozenset([t[:k] for t in toks for k in range(1, len(t))] + list(partials))

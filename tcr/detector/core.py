@@ -113,6 +113,7 @@ class StreamDetector:
         self._block: Block | None = None
         self._offset = 0
         self._moves: list[str] = []  # state changes of the current feed() or finish()
+        self._quiet = False  # printing, nothing pending, past the start, no moves to clear
 
     @property
     def state(self) -> DetectorState:
@@ -129,26 +130,27 @@ class StreamDetector:
 
     def feed(self, chunk: str) -> list[Event]:
         self._offset += len(chunk)
+        if self._quiet:
+            # Hot path: no marker here, and none can begin in the tail (policy 2).
+            lex = self._lex
+            t = None if lex.trigger_re is None else lex.trigger_re.search(chunk)
+            if t is None or (
+                lex.stop_re is not None and lex.stop_re.search(chunk, t.start()) is None
+            ):
+                return [Text(chunk)] if chunk else []
         if self._moves:
             self._moves = []
         block = self._block
-        if block is None:
-            if not self._pending and not self._at_start:
-                # Hot path: no marker here, and none can begin in the tail (policy 2).
-                lex = self._lex
-                t = None if lex.trigger_re is None else lex.trigger_re.search(chunk)
-                if t is None or (
-                    lex.opener_re is not None
-                    and lex.opener_re.search(chunk, t.start()) is None
-                    and _hold_start(lex, chunk) == len(chunk)
-                ):
-                    return [Text(chunk)] if chunk else []
-        elif block.length + len(chunk) <= self.max_block and block.quiet(chunk):
+        if block is not None and block.length + len(chunk) <= self.max_block and block.quiet(chunk):
             # Hot path inside a block: nothing here can end it (policy 4: O(1) per character).
             block.append(chunk)
             return []
         out: list[Event] = []
         self._consume(chunk, out)
+        # Printing with nothing held and no move to report: the next feed may take the hot path.
+        self._quiet = (
+            self._block is None and not self._pending and not self._at_start and not self._moves
+        )
         return out
 
     def finish(self) -> list[Event]:
@@ -170,6 +172,7 @@ class StreamDetector:
             self._pending = ""
         # A message ends here; the next one starts white (bare JSON may open again).
         self._at_start = True
+        self._quiet = False
         return merge_text(out)
 
     # -- printing -----------------------------------------------------------

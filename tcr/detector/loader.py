@@ -62,12 +62,16 @@ class DetectorSpec:
         *,
         dialects: Sequence[str] | None = None,
         empty_tools: str | None = None,
+        special_tokens: str | None = None,
     ) -> DetectorSpec:
         """``--detector``: import the factory (``None``: the reference) and read its claim."""
-        return cls(load_factory(spec), spec).claiming(dialects, empty_tools)
+        return cls(load_factory(spec), spec).claiming(dialects, empty_tools, special_tokens)
 
     def claiming(
-        self, dialects: Sequence[str] | None = None, empty_tools: str | None = None
+        self,
+        dialects: Sequence[str] | None = None,
+        empty_tools: str | None = None,
+        special_tokens: str | None = None,
     ) -> DetectorSpec:
         """This detector with its claim read, the options' parts over it (module docstring).
 
@@ -75,19 +79,21 @@ class DetectorSpec:
         its own attribute is read (the failure is the replay's to report). A claim of
         the wrong shape, declared or given, is a ``TcrError``.
         """
-        given = EVERYTHING.with_options(dialects, empty_tools)  # bad options fail first
+        given = EVERYTHING.with_options(dialects, empty_tools, special_tokens)  # bad: fail first
         keywords: dict[str, object] = {}
         if dialects is not None and accepts_keyword(self.factory, "dialects"):
             keywords["dialects"] = sorted(given.dialects or ())
         if empty_tools is not None and accepts_keyword(self.factory, "empty_tools"):
             keywords["empty_tools"] = empty_tools
+        if special_tokens is not None and accepts_keyword(self.factory, "special_tokens"):
+            keywords["special_tokens"] = special_tokens
         factory = functools.partial(self.factory, **keywords) if keywords else self.factory
         try:
             holders: tuple[object, ...] = (make_detector(factory), unbound_factory(factory))
         except FactoryError:
             holders = (unbound_factory(factory),)
         declared = read_claim(*holders) or EVERYTHING
-        claim = declared.with_options(dialects, empty_tools)
+        claim = declared.with_options(dialects, empty_tools, special_tokens)
         return DetectorSpec(factory, self.spec, self.command, claim)
 
     @property
@@ -109,25 +115,29 @@ def resolve_detector(
     *,
     dialects: Sequence[str] | None = None,
     empty_tools: str | None = None,
+    special_tokens: str | None = None,
 ) -> DetectorSpec:
     """What a library caller passes as ``detector=``, as a ``DetectorSpec`` with its claim.
 
     A string is imported; a factory is named as ``--detector`` would take it, or by
     its ``command`` when it runs one (``tcr.stdio.command_factory``). A spec already
-    resolved keeps its claim unless ``dialects`` or ``empty_tools`` is given.
+    resolved keeps its claim unless ``dialects``, ``empty_tools`` or ``special_tokens`` is
+    given.
     """
     if isinstance(detector, DetectorSpec):
-        if dialects is None and empty_tools is None:
+        if dialects is None and empty_tools is None and special_tokens is None:
             return detector
-        return detector.claiming(dialects, empty_tools)
+        return detector.claiming(dialects, empty_tools, special_tokens)
     if detector is None or isinstance(detector, str):
-        return DetectorSpec.load(detector, dialects=dialects, empty_tools=empty_tools)
+        return DetectorSpec.load(
+            detector, dialects=dialects, empty_tools=empty_tools, special_tokens=special_tokens
+        )
     command = getattr(detector, "command", None)
     if isinstance(command, str):
         chosen = DetectorSpec(detector, None, command)
     else:
         chosen = DetectorSpec(detector, factory_name(detector))
-    return chosen.claiming(dialects, empty_tools)
+    return chosen.claiming(dialects, empty_tools, special_tokens)
 
 
 def unbound_factory(factory: Callable[..., object]) -> Callable[..., object]:

@@ -21,6 +21,7 @@ from tcr.dialects._record import (
     Example,
     Grammar,
     Kind,
+    Model,
     RegressionCase,
     Rendered,
     Tools,
@@ -39,6 +40,7 @@ __all__ = [
     "Example",
     "Grammar",
     "Kind",
+    "Model",
     "ParsedCall",
     "RegressionCase",
     "Rendered",
@@ -67,6 +69,13 @@ _FAMILIES = (
     "minimax_m2",
     "seed_oss",
     "seed_think",
+    "jamba",
+    "granite",
+    "granite_20b_fc",
+    "phi4_mini_json",
+    "functiongemma",
+    "command_r7b",
+    "command_r7b_think",
 )
 
 

@@ -10,8 +10,8 @@ deepseekv3_detector.py and deepseekv31_detector.py). The bars are full-width
 parser that compares them with ASCII ``|`` or ``_`` never sees one.
 
 Here: the markers, and ``DeepSeekCalls``, a call's spelling (how one is read and
-written) turned into the section's parser, renderer and the expectation of a
-recording.
+written) turned into the section's parser, renderer, recording grammars and the
+rest of the dialect record the two versions share.
 """
 
 from __future__ import annotations
@@ -20,10 +20,22 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from tcr.dialects._calls import BodyError, ParsedCall, canonical_arguments, decode_at, skip_space
-from tcr.dialects._grammars import around, call_map, expectation
-from tcr.dialects._record import Call, Dialect, Draws, Rendered, Tools
+from tcr.dialects._grammars import calls_between
+from tcr.dialects._record import (
+    BodyLexer,
+    Call,
+    Closing,
+    Dialect,
+    Draws,
+    Example,
+    Grammar,
+    RegressionCase,
+    Rendered,
+    Tools,
+)
 from tcr.dialects._writing import MAX_CALLS, BodyText, Calls, json_text, rendered
 
 __all__ = [
@@ -36,7 +48,6 @@ __all__ = [
     "DeepSeekCalls",
     "arguments_at",
     "expect",
-    "expectation_of",
     "find_sep",
 ]
 
@@ -53,6 +64,9 @@ FLAVORS = ("call", "call", "call", "missing_name", "array_arguments")
 CallReader = Callable[[str, int], tuple[ParsedCall, int]]
 # One call as written: the drawn name (or "" for a missing one) and its arguments' text.
 CallWriter = Callable[[str, str], str]
+
+_PARIS = Call("get_weather", {"city": "Paris"})
+_BERLIN = Call("get_time", {"tz": "Europe/Berlin"})
 
 
 def expect(body: str, token: str, pos: int, what: str) -> int:
@@ -83,10 +97,14 @@ def find_sep(body: str, pos: int) -> int:
 
 @dataclass(frozen=True, slots=True)
 class DeepSeekCalls:
-    """One spelling of a call inside the section: how it is read and how it is written."""
+    """One spelling of a call inside the section: how it is read and how it is written.
+
+    ``between``: what the model writes between two calls of a section.
+    """
 
     read: CallReader
     write: CallWriter
+    between: str = ""
 
     def parse(self, body: str) -> list[ParsedCall]:
         """``<｜tool▁call▁begin｜>…<｜tool▁call▁end｜>`` calls, white space between them."""
@@ -116,21 +134,65 @@ class DeepSeekCalls:
                 found.append(Call(name, args))
         return rendered(dialect, "section", body, calls.accepted(), tuple(found))
 
-    def section(self, text: str, *calls: Call, between: str = "") -> str:
+    def section(self, text: str, *calls: Call) -> str:
         """``text`` then a section the way the model writes one: ``json.dumps`` arguments."""
         written = (
             f"{BEGIN}{self.write(c.name, json.dumps(dict(c.arguments)))}{END}" for c in calls
         )
-        return text + OPEN + between.join(written) + CLOSE
+        return text + OPEN + self.between.join(written) + CLOSE
 
+    def grammar(self, name: str, note: str, prompt: str, *calls: tuple[str, str]) -> Grammar:
+        """A sentence, then a section of ``calls`` (a name and its GBNF arguments each)."""
+        name_mark, arguments_mark = "\x00", "\x01"
+        written = f"{BEGIN}{self.write(name_mark, arguments_mark)}{END}"
+        head, rest = written.split(name_mark)
+        middle, tail = rest.split(arguments_mark)
 
-def expectation_of(call_re: str, calls: int) -> Callable[[str], dict[str, object]]:
-    """The expectation of a recorded section of ``calls`` calls, each matching ``call_re``
-    (two groups: the name and the JSON arguments), between text."""
+        def literal(text: str) -> str:
+            return '"' + text.replace("\n", "\\n") + '"'
 
-    def expect_section(content: str) -> dict[str, object]:
-        m = around(rf"(.*?){re.escape(OPEN)}{call_re * calls}{re.escape(CLOSE)}(.*)", content)
-        found = [call_map(m[2 + 2 * k], json.loads(m[3 + 2 * k])) for k in range(calls)]
-        return expectation(m[1] + m[2 + 2 * calls], found)
+        gbnf = " ".join(f"{literal(head + n + middle)} {a} {literal(tail)}" for n, a in calls)
+        call_re = rf"{re.escape(head)}(\w+){re.escape(middle)}(\{{.*?\}}){re.escape(tail)}"
+        root = f'sentence "{OPEN}" {gbnf} "{CLOSE}"'
+        return Grammar(
+            name, note, prompt, root, calls_between(call_re, len(calls), opens=OPEN, closes=CLOSE)
+        )
 
-    return expect_section
+    def end_marker_in_argument(self, dialect_id: str, note: str, model: str) -> RegressionCase:
+        """The case both versions' parsers get wrong: ``<｜tool▁call▁end｜>`` in a string."""
+        echo = Call("echo", {"text": f"say {END} then stop"})
+        return RegressionCase(
+            file=f"{dialect_id}_end_marker_in_argument.msgpack",
+            bug=f"{dialect_id.replace('_', '-')}-end-marker-in-argument",
+            note=note,
+            model=model,
+            ask="Echo the marker back.",
+            text=self.section("", echo),
+            tools=("echo",),
+            offered=(),
+            calls=(echo,),
+        )
+
+    def dialect(self, **fields: Any) -> Dialect:
+        """The version's dialect record: the section's markers and lexer, this call spelling,
+        an example of two calls; ``fields`` are the version's own (id, cases, grammars…)."""
+        record: Dialect
+
+        def render(draws: Draws, tools: Tools) -> Rendered:
+            return self.render(record, draws, tools)
+
+        example = self.section("", _PARIS, _BERLIN)
+        record = Dialect(
+            opens=(OPEN,),
+            closes=(CLOSE,),
+            closing=Closing.MARKER,
+            parse=self.parse,
+            render=render,
+            example=Example("I'll check both. ", example, "", (_PARIS, _BERLIN)),
+            special_tokens=frozenset({OPEN, CLOSE, BEGIN, SEP, END}),
+            lexer_by_first=(("<", BodyLexer.JSON),),
+            tokens=(BEGIN, SEP, END),
+            markup=(CLOSE, END, BEGIN, SEP),
+            **fields,
+        )
+        return record

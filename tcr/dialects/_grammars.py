@@ -7,15 +7,29 @@ of tcr's detector, so a recording's expectation is real ground truth.
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["TIME", "WEATHER", "around", "call_map", "city_call", "expectation"]
+__all__ = [
+    "CITY_ARGUMENTS",
+    "TIME",
+    "TZ_ARGUMENTS",
+    "WEATHER",
+    "around",
+    "call_map",
+    "calls_between",
+    "city_call",
+    "expectation",
+]
 
 # A call as GBNF writes it: JSON with a quoted city the model chooses.
 WEATHER = '"{\\"name\\": \\"get_weather\\", \\"arguments\\": {\\"city\\": " city "}}"'
 TIME = '"{\\"name\\": \\"get_time\\", \\"arguments\\": {\\"tz\\": \\"CET\\"}}"'
+# The arguments alone, for formats that write the name apart from them.
+CITY_ARGUMENTS = '"{\\"city\\": " city "}"'
+TZ_ARGUMENTS = '"{\\"tz\\": \\"CET\\"}"'
 
 
 def call_map(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -42,5 +56,30 @@ def city_call(pattern: str) -> Callable[[str], dict[str, Any]]:
     def expect(content: str) -> dict[str, Any]:
         m = around(pattern, content)
         return expectation(m[1] + m[3], [call_map("get_weather", {"city": m[2]})])
+
+    return expect
+
+
+def _name_and_json(groups: Sequence[str]) -> dict[str, Any]:
+    return call_map(groups[0], json.loads(groups[-1]))
+
+
+def calls_between(
+    call_re: str,
+    calls: int,
+    *,
+    opens: str = "",
+    closes: str = "",
+    read: Callable[[Sequence[str]], dict[str, Any]] = _name_and_json,
+) -> Callable[[str], dict[str, Any]]:
+    """The expectation of text, ``opens``, ``calls`` calls each matching ``call_re``, ``closes``,
+    text. ``read`` makes a call of one match's groups (by default the first is the name and
+    the last the JSON arguments)."""
+    width = re.compile(call_re).groups
+
+    def expect(content: str) -> dict[str, Any]:
+        m = around(rf"(.*?){re.escape(opens)}{call_re * calls}{re.escape(closes)}(.*)", content)
+        found = [read(m.groups()[1 + width * k : 1 + width * (k + 1)]) for k in range(calls)]
+        return expectation(m[1] + m[2 + width * calls], found)
 
     return expect

@@ -29,6 +29,7 @@ __all__ = [
     "Example",
     "Grammar",
     "Kind",
+    "Model",
     "RegressionCase",
     "Rendered",
     "Tools",
@@ -187,18 +188,34 @@ class Grammar:
 
 
 @dataclass(frozen=True, slots=True)
+class Model:
+    """The backend that streamed a regression case, as its family module describes it.
+
+    ``engine`` is ``"llama-server"`` (OpenAI-style SSE chat), ``"ollama"`` (NDJSON) or an
+    in-process engine whose chunk sequence is recorded (``"vllm"``, ``"sglang"``);
+    ``special_tokens`` are the tokens its tokenizer keeps whole (each arrives as one chunk).
+    """
+
+    engine: str
+    name: str
+    special_tokens: tuple[str, ...] = ()
+    ms_per_chunk: float = 22.0
+
+
+@dataclass(frozen=True, slots=True)
 class RegressionCase:
     """A realistic message in the dialect, pinned as a bundled regression recording.
 
-    ``model`` names the backend that wrote it (``tcr.corpora`` knows how each one
-    frames its stream and which tokens its tokenizer keeps whole). ``shown``,
+    ``model`` is the backend that wrote it: a ``Model``, or the name of one that
+    ``tcr.corpora`` knows (how it frames its stream, which tokens its tokenizer keeps
+    whole). ``shown``,
     ``calls`` and ``reasoning`` are what a correct detector makes of ``text``.
     """
 
     file: str
     bug: str
     note: str
-    model: str
+    model: str | Model
     ask: str
     text: str
     tools: tuple[str, ...] | None

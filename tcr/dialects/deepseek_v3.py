@@ -26,21 +26,10 @@ from tcr.dialects._deepseek import (
     DeepSeekCalls,
     arguments_at,
     expect,
-    expectation_of,
     find_sep,
 )
-from tcr.dialects._record import (
-    BodyLexer,
-    Call,
-    Closing,
-    Dialect,
-    Draws,
-    Example,
-    Grammar,
-    RegressionCase,
-    Rendered,
-    Tools,
-)
+from tcr.dialects._grammars import CITY_ARGUMENTS
+from tcr.dialects._record import Call, RegressionCase
 
 __all__ = ["DIALECT"]
 
@@ -72,51 +61,21 @@ def _write_call(name: str, arguments: str) -> str:
     return f"{TYPE}{SEP}{name}\n{FENCE_OPEN}\n{arguments}\n{FENCE_CLOSE}"
 
 
-_CALLS = DeepSeekCalls(_read_call, _write_call)
-
-
-def _render(draws: Draws, tools: Tools) -> Rendered:
-    return _CALLS.render(DIALECT, draws, tools)
-
-
-# --- forcing it from llama-server ---------------------------------------------------
-
-_CALL_RE = (
-    rf"{re.escape(BEGIN)}{TYPE}{re.escape(SEP)}(\w+)\n```json\n(\{{.*?\}})\n```{re.escape(END)}"
-)
-
-
-def _gbnf_call(name: str, arguments: str) -> str:
-    return f'"{BEGIN}{TYPE}{SEP}{name}\\n```json\\n" {arguments} "\\n```{END}"'
-
-
-_CITY = '"{\\"city\\": " city "}"'
-
-
-def _section(text: str, *calls: Call) -> str:
-    return _CALLS.section(text, *calls, between="\n")
-
+_CALLS = DeepSeekCalls(_read_call, _write_call, between="\n")  # the template's newline
 
 _PARIS = Call("get_weather", {"city": "Paris"})
 _BERLIN = Call("get_time", {"tz": "Europe/Berlin"})
 
 
-DIALECT = Dialect(
+DIALECT = _CALLS.dialect(
     id="deepseek_v3",
     summary="DeepSeek V3: function<｜tool▁sep｜>NAME + ```json arguments, in a tool-calls section",
-    opens=(OPEN,),
-    closes=(CLOSE,),
-    closing=Closing.MARKER,
-    parse=_CALLS.parse,
-    render=_render,
-    example=Example("I'll check both. ", _section("", _PARIS, _BERLIN), "", (_PARIS, _BERLIN)),
     grammars=(
-        Grammar(
+        _CALLS.grammar(
             "deepseek_v3",
             "DeepSeek V3 tool-calls section with one fenced call after a sentence.",
             "What is the weather in Paris?",
-            f'sentence "{OPEN}" {_gbnf_call("get_weather", _CITY)} "{CLOSE}"',
-            expectation_of(_CALL_RE, 1),
+            ("get_weather", CITY_ARGUMENTS),
         ),
     ),
     cases=(
@@ -129,7 +88,7 @@ DIALECT = Dialect(
             ),
             model="deepseek_v3",
             ask="Weather in Paris and the time in Berlin?",
-            text=_section("I'll check both. ", _PARIS, _BERLIN),
+            text=_CALLS.section("I'll check both. ", _PARIS, _BERLIN),
             tools=("get_weather", "get_time"),
             shown="I'll check both. ",
             calls=(_PARIS, _BERLIN),
@@ -152,20 +111,14 @@ DIALECT = Dialect(
             tools=("get_weather",),
             calls=(Call("get_weather", {"city": "Paris", "days": 3}),),
         ),
-        RegressionCase(
-            file="deepseek_v3_end_marker_in_argument.msgpack",
-            bug="deepseek-v3-end-marker-in-argument",
-            note=(
+        _CALLS.end_marker_in_argument(
+            "deepseek_v3",
+            (
                 "Dialect deepseek_v3: <｜tool▁call▁end｜> inside an argument string; SGLang's "
                 "DeepSeekV3Detector cuts each call at the first one (.*? over the text), so the "
                 "call breaks."
             ),
-            model="deepseek_v3",
-            ask="Echo the marker back.",
-            text=_section("", Call("echo", {"text": f"say {END} then stop"})),
-            tools=("echo",),
-            offered=(),
-            calls=(Call("echo", {"text": f"say {END} then stop"}),),
+            "deepseek_v3",
         ),
         RegressionCase(
             file="deepseek_v3_fence_in_text.msgpack",
@@ -183,10 +136,6 @@ DIALECT = Dialect(
         ),
     ),
     parser_names=("deepseek_v3", "deepseekv3"),
-    special_tokens=frozenset({OPEN, CLOSE, BEGIN, SEP, END}),
-    lexer_by_first=(("<", BodyLexer.JSON),),
     owns=_owns,
     model_seeds=("deepseek-v3", "deepseek-v3-*", "deepseek-r1*"),
-    tokens=(BEGIN, SEP, END),
-    markup=(CLOSE, END, BEGIN, SEP),
 )

@@ -16,32 +16,10 @@ mode writes ``<think>`` reasoning first (dialect ``think``).
 
 from __future__ import annotations
 
-import re
-
 from tcr.dialects._calls import ParsedCall, check_name
-from tcr.dialects._deepseek import (
-    BEGIN,
-    CLOSE,
-    END,
-    OPEN,
-    SEP,
-    DeepSeekCalls,
-    arguments_at,
-    expectation_of,
-    find_sep,
-)
-from tcr.dialects._record import (
-    BodyLexer,
-    Call,
-    Closing,
-    Dialect,
-    Draws,
-    Example,
-    Grammar,
-    RegressionCase,
-    Rendered,
-    Tools,
-)
+from tcr.dialects._deepseek import OPEN, SEP, DeepSeekCalls, arguments_at, find_sep
+from tcr.dialects._grammars import CITY_ARGUMENTS, TZ_ARGUMENTS
+from tcr.dialects._record import Call, RegressionCase
 
 __all__ = ["DIALECT"]
 
@@ -59,56 +37,26 @@ def _write_call(name: str, arguments: str) -> str:
 
 _CALLS = DeepSeekCalls(_read_call, _write_call)
 
-
-def _render(draws: Draws, tools: Tools) -> Rendered:
-    return _CALLS.render(DIALECT, draws, tools)
-
-
-# --- forcing it from llama-server ---------------------------------------------------
-
-_CALL_RE = rf"{re.escape(BEGIN)}(\w+){re.escape(SEP)}(\{{.*?\}}){re.escape(END)}"
-
-
-def _gbnf_call(name: str, arguments: str) -> str:
-    return f'"{BEGIN}{name}{SEP}" {arguments} "{END}"'
-
-
-_CITY = '"{\\"city\\": " city "}"'
-_TZ = '"{\\"tz\\": \\"CET\\"}"'
-
-
-def _section(text: str, *calls: Call) -> str:
-    return _CALLS.section(text, *calls)
-
-
 _PARIS = Call("get_weather", {"city": "Paris"})
 _BERLIN = Call("get_time", {"tz": "Europe/Berlin"})
 
 
-DIALECT = Dialect(
+DIALECT = _CALLS.dialect(
     id="deepseek_v31",
     summary="DeepSeek V3.1: NAME<｜tool▁sep｜>{…} calls in a tool-calls section",
-    opens=(OPEN,),
-    closes=(CLOSE,),
-    closing=Closing.MARKER,
-    parse=_CALLS.parse,
-    render=_render,
-    example=Example("I'll check both. ", _section("", _PARIS, _BERLIN), "", (_PARIS, _BERLIN)),
     grammars=(
-        Grammar(
+        _CALLS.grammar(
             "deepseek_v31",
             "DeepSeek V3.1 tool-calls section, one NAME<｜tool▁sep｜>{…} call after a sentence.",
             "What is the weather in Paris?",
-            f'sentence "{OPEN}" {_gbnf_call("get_weather", _CITY)} "{CLOSE}"',
-            expectation_of(_CALL_RE, 1),
+            ("get_weather", CITY_ARGUMENTS),
         ),
-        Grammar(
+        _CALLS.grammar(
             "deepseek_v31_two_calls",
             "DeepSeek V3.1 parallel calls: two calls in one tool-calls section.",
             "Get the weather in Paris and the time in Berlin.",
-            f'sentence "{OPEN}" {_gbnf_call("get_weather", _CITY)} '
-            f'{_gbnf_call("get_time", _TZ)} "{CLOSE}"',
-            expectation_of(_CALL_RE, 2),
+            ("get_weather", CITY_ARGUMENTS),
+            ("get_time", TZ_ARGUMENTS),
         ),
     ),
     cases=(
@@ -121,25 +69,19 @@ DIALECT = Dialect(
             ),
             model="deepseek_v31",
             ask="Weather in Paris and the time in Berlin?",
-            text=_section("I'll check both. ", _PARIS, _BERLIN),
+            text=_CALLS.section("I'll check both. ", _PARIS, _BERLIN),
             tools=("get_weather", "get_time"),
             shown="I'll check both. ",
             calls=(_PARIS, _BERLIN),
         ),
-        RegressionCase(
-            file="deepseek_v31_end_marker_in_argument.msgpack",
-            bug="deepseek-v31-end-marker-in-argument",
-            note=(
+        _CALLS.end_marker_in_argument(
+            "deepseek_v31",
+            (
                 "Dialect deepseek_v31: <｜tool▁call▁end｜> inside an argument string; vLLM's "
                 "deepseek_v31 tool_call_regex reads the arguments with .*? up to the first one, "
                 "so the JSON is cut short."
             ),
-            model="deepseek_v31",
-            ask="Echo the marker back.",
-            text=_section("", Call("echo", {"text": f"say {END} then stop"})),
-            tools=("echo",),
-            offered=(),
-            calls=(Call("echo", {"text": f"say {END} then stop"}),),
+            "deepseek_v31",
         ),
         RegressionCase(
             file="deepseek_v31_after_thinking.msgpack",
@@ -151,16 +93,13 @@ DIALECT = Dialect(
             ),
             model="deepseek_v31",
             ask="Weather in Paris?",
-            text=f"<think>I should call get_weather inside {OPEN}.</think>" + _section("", _PARIS),
+            text=f"<think>I should call get_weather inside {OPEN}.</think>"
+            + _CALLS.section("", _PARIS),
             tools=("get_weather",),
             reasoning=f"I should call get_weather inside {OPEN}.",
             calls=(_PARIS,),
         ),
     ),
     parser_names=("deepseek_v31", "deepseekv31"),
-    special_tokens=frozenset({OPEN, CLOSE, BEGIN, SEP, END}),
-    lexer_by_first=(("<", BodyLexer.JSON),),
     model_seeds=("deepseek-v3.1*",),
-    tokens=(BEGIN, SEP, END),
-    markup=(CLOSE, END, BEGIN, SEP),
 )

@@ -6,20 +6,10 @@ falls back to a JSON call inside the same tokens.
 
 from __future__ import annotations
 
-import json
 import re
-from typing import Any
 
-from tcr.dialects._calls import (
-    BodyError,
-    ParsedCall,
-    canonical_arguments,
-    check_name,
-    decode_at,
-    decode_whole,
-    json_call,
-    skip_space,
-)
+from tcr.dialects._call_literals import CallLiterals
+from tcr.dialects._calls import ParsedCall, json_call
 from tcr.dialects._grammars import city_call
 from tcr.dialects._record import (
     BodyLexer,
@@ -49,9 +39,9 @@ __all__ = ["DIALECT", "QUOTE", "gemma_safe", "gemma_text"]
 OPEN = "<|tool_call>"
 CLOSE = "<tool_call|>"
 QUOTE = '<|"|>'  # Gemma 4 opens and closes strings with this token; there are no escapes
-_SCALAR = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null")
-_KEY = re.compile(r'[^\s:,{}\[\]<>"]+')
-_MAX_DEPTH = 200  # recursion stays far below Python's limit on adversarial input
+_LITERALS = CallLiterals(QUOTE, "<|'|>")
+gemma_text = _LITERALS.text
+gemma_safe = _LITERALS.safe
 
 
 # --- reading ---------------------------------------------------------------------
@@ -62,110 +52,10 @@ def _parse(body: str) -> list[ParsedCall]:
     text = body.strip()
     if text[:1] in ("{", "["):
         return json_call(body)
-    calls: list[ParsedCall] = []
-    pos = 0
-    while pos < len(text):
-        if not text.startswith("call:", pos):
-            raise BodyError("malformed", f"expected 'call:' at offset {pos}")
-        brace = text.find("{", pos)
-        if brace < 0:
-            raise BodyError("malformed", f"no '{{' after 'call:' at offset {pos}")
-        name = check_name(text[pos + 5 : brace], "after 'call:'")
-        arguments, pos = _value(text, brace, 0)
-        calls.append(ParsedCall(name, canonical_arguments(arguments)))
-        while pos < len(text) and (text[pos].isspace() or text[pos] == ","):
-            pos += 1
-    return calls
-
-
-def _value(text: str, pos: int, depth: int) -> tuple[object, int]:
-    pos = skip_space(text, pos)
-    if depth > _MAX_DEPTH:
-        raise BodyError("malformed", f"nested deeper than {_MAX_DEPTH} at offset {pos}")
-    if text.startswith(QUOTE, pos):
-        end = text.find(QUOTE, pos + len(QUOTE))
-        if end < 0:
-            raise BodyError("malformed", f'unterminated <|"|> string at offset {pos}')
-        return text[pos + len(QUOTE) : end], end + len(QUOTE)
-    if text.startswith('"', pos):  # some renderers quote strings as JSON instead
-        return decode_at(text, pos)
-    if text.startswith("{", pos):
-        return _container(text, pos, depth, "}")
-    if text.startswith("[", pos):
-        return _container(text, pos, depth, "]")
-    match = _SCALAR.match(text, pos)
-    if match is None:
-        raise BodyError("malformed", f"expected a value at offset {pos}: {text[pos : pos + 20]!r}")
-    return decode_whole(match.group()), match.end()
-
-
-def _container(text: str, pos: int, depth: int, close: str) -> tuple[object, int]:
-    """``{key:value,…}`` (bare or <|"|>-quoted keys) or ``[value,…]``, from its opening bracket."""
-    items: list[object] = []
-    fields: dict[str, object] = {}
-    pos = skip_space(text, pos + 1)
-    while not text.startswith(close, pos):
-        if close == "}":
-            key, pos = _key(text, pos)
-            pos = skip_space(text, pos)
-            if not text.startswith(":", pos):
-                raise BodyError("malformed", f"expected ':' after key {key!r} at offset {pos}")
-            fields[key], pos = _value(text, pos + 1, depth + 1)
-        else:
-            value, pos = _value(text, pos, depth + 1)
-            items.append(value)
-        pos = skip_space(text, pos)
-        if text.startswith(",", pos):
-            pos = skip_space(text, pos + 1)
-        elif not text.startswith(close, pos):
-            raise BodyError("malformed", f"expected ',' or {close!r} at offset {pos}")
-    return (fields if close == "}" else items), pos + 1
-
-
-def _key(text: str, pos: int) -> tuple[str, int]:
-    if text.startswith(QUOTE, pos):
-        key, end = _value(text, pos, 0)
-        return str(key), end
-    match = _KEY.match(text, pos)
-    if match is None:
-        raise BodyError("malformed", f"expected a key at offset {pos}: {text[pos : pos + 20]!r}")
-    return match.group(), match.end()
+    return _LITERALS.calls(text)
 
 
 # --- writing ---------------------------------------------------------------------
-
-
-def gemma_text(value: object) -> str:
-    """``value`` as Gemma 4 writes arguments: ``{key:<|"|>text<|"|>,n:3}``.
-
-    Strings must not contain the ``<|"|>`` token (Gemma has no escapes): pass
-    values through ``gemma_safe`` first.
-    """
-    if isinstance(value, str):
-        return QUOTE + value + QUOTE
-    if value is None or isinstance(value, bool | int | float):
-        return json.dumps(value)
-    if isinstance(value, list):
-        return "[" + ",".join(gemma_text(item) for item in value) + "]"
-    if isinstance(value, dict):
-        fields = (f"{_written_key(key)}:{gemma_text(item)}" for key, item in value.items())
-        return "{" + ",".join(fields) + "}"
-    raise TypeError(f"not a JSON value: {value!r}")
-
-
-def _written_key(key: str) -> str:
-    return key if _KEY.fullmatch(key) else QUOTE + key + QUOTE
-
-
-def gemma_safe(value: Any) -> Any:
-    """``value`` with the ``<|"|>`` token taken out of every string and key."""
-    if isinstance(value, str):
-        return value.replace(QUOTE, "<|'|>")
-    if isinstance(value, list):
-        return [gemma_safe(item) for item in value]
-    if isinstance(value, dict):
-        return {gemma_safe(key): gemma_safe(item) for key, item in value.items()}
-    return value
 
 
 def _render(draws: Draws, tools: Tools) -> Rendered:

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 
 from tcr.dialects._calls import json_call
-from tcr.dialects._grammars import around, call_map, expectation
+from tcr.dialects._grammars import call_map, calls_between
 from tcr.dialects._record import (
     BodyLexer,
     Call,
@@ -75,10 +76,9 @@ def _render(draws: Draws, tools: Tools) -> Rendered:
 _CALL_RE = rf"{re.escape(OPEN)}\n(\{{.*?\}}){re.escape(CLOSE)}"
 
 
-def _expect(content: str) -> dict[str, object]:
-    m = around(rf"(.*?){_CALL_RE}(.*)", content)
-    obj = json.loads(m[2])
-    return expectation(m[1] + m[3], [call_map(obj["name"], obj["parameters"])])
+def _named(groups: Sequence[str]) -> dict[str, object]:
+    obj = json.loads(groups[0])
+    return call_map(obj["name"], obj["parameters"])
 
 
 def _action(text: str, name: str, arguments: dict[str, object], key: str = "parameters") -> str:
@@ -111,7 +111,7 @@ DIALECT = Dialect(
             "What is the weather in Paris?",
             f'sentence "{OPEN}\\n{{\\"name\\": \\"get_weather\\", \\"parameters\\": '
             f'{{\\"city\\": " city "}}}}{CLOSE}"',
-            _expect,
+            calls_between(_CALL_RE, 1, read=_named),
         ),
     ),
     cases=(

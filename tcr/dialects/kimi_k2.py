@@ -20,7 +20,7 @@ from tcr.dialects._calls import (
     decode_at,
     skip_space,
 )
-from tcr.dialects._grammars import around, call_map, expectation
+from tcr.dialects._grammars import CITY_ARGUMENTS, TZ_ARGUMENTS, calls_between
 from tcr.dialects._record import (
     BodyLexer,
     Call,
@@ -130,23 +130,8 @@ _CALL_RE = (
 )
 
 
-def _expect(content: str) -> dict[str, object]:
-    m = around(rf"(.*?){re.escape(OPEN)}{_CALL_RE}{re.escape(CLOSE)}(.*)", content)
-    return expectation(m[1] + m[5], [call_map(m[2], json.loads(m[4]))])
-
-
-def _expect_two(content: str) -> dict[str, object]:
-    m = around(rf"(.*?){re.escape(OPEN)}{_CALL_RE}{_CALL_RE}{re.escape(CLOSE)}(.*)", content)
-    calls = [call_map(m[2], json.loads(m[4])), call_map(m[5], json.loads(m[7]))]
-    return expectation(m[1] + m[8], calls)
-
-
 def _gbnf_call(name: str, index: int, arguments: str) -> str:
     return f'"{BEGIN}functions.{name}:{index}{ARGUMENT}" {arguments} "{END}"'
-
-
-_CITY = '"{\\"city\\": " city "}"'
-_TZ = '"{\\"tz\\": \\"CET\\"}"'
 
 
 def _section(text: str, *calls: Call) -> str:
@@ -180,16 +165,16 @@ DIALECT = Dialect(
             "kimi_k2",
             "Kimi K2 tool-calls section with one functions.NAME:0 call after a sentence.",
             "What is the weather in Paris?",
-            f'sentence " {OPEN}" {_gbnf_call("get_weather", 0, _CITY)} "{CLOSE}"',
-            _expect,
+            f'sentence " {OPEN}" {_gbnf_call("get_weather", 0, CITY_ARGUMENTS)} "{CLOSE}"',
+            calls_between(_CALL_RE, 1, opens=OPEN, closes=CLOSE),
         ),
         Grammar(
             "kimi_k2_two_calls",
             "Kimi K2 parallel calls: two functions.NAME:N calls in one section.",
             "Get the weather in Paris and the time in Berlin.",
-            f'sentence " {OPEN}" {_gbnf_call("get_weather", 0, _CITY)} '
-            f'{_gbnf_call("get_time", 1, _TZ)} "{CLOSE}"',
-            _expect_two,
+            f'sentence " {OPEN}" {_gbnf_call("get_weather", 0, CITY_ARGUMENTS)} '
+            f'{_gbnf_call("get_time", 1, TZ_ARGUMENTS)} "{CLOSE}"',
+            calls_between(_CALL_RE, 2, opens=OPEN, closes=CLOSE),
         ),
     ),
     cases=(

@@ -29,7 +29,7 @@ from tcr.dialects._calls import (
     check_name,
     decode_whole,
 )
-from tcr.dialects._grammars import around, call_map, expectation
+from tcr.dialects._grammars import calls_between
 from tcr.dialects._record import (
     BodyLexer,
     Call,
@@ -91,16 +91,6 @@ def _render(draws: Draws, tools: Tools) -> Rendered:
 _CALL_RE = rf"{re.escape(OPEN)}(\w+)(\{{.*?\}})"
 
 
-def _expect(content: str) -> dict[str, object]:
-    m = around(rf"(.*?){_CALL_RE}", content)
-    return expectation(m[1], [call_map(m[2], json.loads(m[3]))])
-
-
-def _expect_two(content: str) -> dict[str, object]:
-    m = around(rf"(.*?){_CALL_RE}{_CALL_RE}", content)
-    return expectation(m[1], [call_map(m[2], json.loads(m[3])), call_map(m[4], json.loads(m[5]))])
-
-
 _WEATHER = f'"{OPEN}get_weather{{\\"city\\": " city "}}"'
 _TIME = f'"{OPEN}get_time{{\\"tz\\": \\"CET\\"}}"'
 
@@ -130,14 +120,14 @@ DIALECT = Dialect(
             "Mistral v11+ compact [TOOL_CALLS]NAME{…} after a sentence.",
             "What is the weather in Paris?",
             f'sentence " " {_WEATHER}',
-            _expect,
+            calls_between(_CALL_RE, 1),
         ),
         Grammar(
             "mistral_v11_two_calls",
             "Mistral v11+ compact parallel calls: [TOOL_CALLS] before each of two calls.",
             "Get the weather in Paris and the time in Berlin.",
             f"{_WEATHER} {_TIME}",
-            _expect_two,
+            calls_between(_CALL_RE, 2),
         ),
     ),
     cases=(

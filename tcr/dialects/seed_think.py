@@ -8,20 +8,11 @@ inside the reasoning: they are reasoning text.
 
 from __future__ import annotations
 
-from tcr.dialects._grammars import around, call_map, expectation
-from tcr.dialects._record import (
-    BodyLexer,
-    Call,
-    Closing,
-    Dialect,
-    Draws,
-    Example,
-    Grammar,
-    Kind,
-    RegressionCase,
-    Rendered,
-    Tools,
-)
+import re
+
+from tcr.dialects._grammars import call_map
+from tcr.dialects._reasoning import ThenCall, reasoning_dialect
+from tcr.dialects._record import Call, RegressionCase
 from tcr.dialects.seed_oss import CLOSE as CALL_CLOSE
 from tcr.dialects.seed_oss import OPEN as CALL_OPEN
 
@@ -31,23 +22,15 @@ OPEN = "<seed:think>"
 CLOSE = "</seed:think>"
 REFLECT = "<seed:cot_budget_reflect>"
 
-
-def _render(draws: Draws, tools: Tools) -> Rendered:
-    text = draws.prose()
-    while CLOSE in text:  # the first one would end the reasoning
-        text = text.replace(CLOSE, "</ seed:think>")
-    fragile = ((-1, len(text)),)  # the message may end anywhere in reasoning
-    return Rendered(DIALECT.id, "text", OPEN, text, CLOSE, "", (), False, fragile)
-
-
-def _expect(content: str) -> dict[str, object]:
-    m = around(
-        rf"{OPEN}(.*?){CLOSE}(.*?){CALL_OPEN}\n<function=get_weather>\n<parameter=city>(\w+)"
-        rf"</parameter>\n</function>\n{CALL_CLOSE}(.*)",
-        content,
-    )
-    return expectation(m[2] + m[4], [call_map("get_weather", {"city": m[3]})], reasoning=m[1])
-
+# A Seed-OSS call after the reasoning, the city a word of the model's choosing.
+_SEED_CALL = ThenCall(
+    CALL_OPEN,
+    f'"\\n{CALL_OPEN}\\n<function=get_weather>\\n<parameter=city>" word '
+    f'"</parameter>\\n</function>\\n{CALL_CLOSE}"',
+    rf"{re.escape(CALL_OPEN)}\n<function=get_weather>\n<parameter=city>(\w+)"
+    rf"</parameter>\n</function>\n{re.escape(CALL_CLOSE)}",
+    lambda city: call_map("get_weather", {"city": city}),
+)
 
 _REASONING = (
     "The user wants the weather in Paris. I'll write a "
@@ -55,30 +38,13 @@ _REASONING = (
     "remaining for use.</seed:cot_budget_reflect>"
 )
 
-DIALECT = Dialect(
+DIALECT = reasoning_dialect(
     id="seed_think",
     summary="Seed-OSS reasoning text",
-    opens=(OPEN,),
-    closes=(CLOSE,),
-    closing=Closing.MARKER,
-    parse=None,
-    render=_render,
-    example=Example(
-        "",
-        f"{OPEN}The user wants the weather. I could write {CALL_OPEN} now.{CLOSE}",
-        "Let me check.",
-    ),
-    grammars=(
-        Grammar(
-            "seed_think_then_call",
-            "Seed-OSS reasoning that mentions <seed:tool_call> before a real call (policy 10).",
-            "What is the weather in Paris? Think first.",
-            f'"{OPEN}" sentence " I will write {CALL_OPEN} next. " sentence "{CLOSE}" sentence '
-            f'"\\n{CALL_OPEN}\\n<function=get_weather>\\n<parameter=city>" word '
-            f'"</parameter>\\n</function>\\n{CALL_CLOSE}"',
-            _expect,
-        ),
-    ),
+    opens=OPEN,
+    closes=CLOSE,
+    then_call=_SEED_CALL,
+    note="Seed-OSS reasoning that mentions <seed:tool_call> before a real call (policy 10).",
     cases=(
         RegressionCase(
             file="format_seed_think.msgpack",
@@ -98,8 +64,4 @@ DIALECT = Dialect(
         ),
     ),
     parser_names=("seed_oss",),
-    special_tokens=frozenset({OPEN, CLOSE}),
-    kind=Kind.REASONING,
-    first_lexer=BodyLexer.PLAIN,
-    markup=(CLOSE, OPEN),
 )

@@ -4,12 +4,14 @@ One JSON object per line each way; every request gets exactly one answer line,
 and answers come in the order of the requests.
 
 Requests: ``{"op": "new", "tools": [..] | null}`` (a fresh detector for a new
-message; it may also carry ``"dialects"`` and ``"empty_tools"``, the claim asked
-for by ``--dialect``/``--empty-tools``, which a harness may use or ignore),
+message; it may also carry ``"dialects"``, ``"empty_tools"`` and ``"special_tokens"``,
+the claim asked for by ``--dialect``/``--empty-tools``/``--special-tokens``, which a
+harness may use or ignore),
 ``{"op": "feed", "chunk": "..."}``, ``{"op": "finish"}``,
 ``{"op": "reset"}``, ``{"op": "state"}`` (optional).
 Responses: ``{"events": [ev, ...]}`` for feed/finish, ``{"ok": true}`` for
-new/reset (new's may add ``"claim": {"dialects": [..] | null, "empty_tools"}``,
+new/reset (new's may add ``"claim": {"dialects": [..] | null, "empty_tools"}``, and
+``"special_tokens": "whole"`` for an engine-side parser that sees token ids,
 what the harness's detector parses; a harness that says nothing claims every
 dialect), ``{"state": {...}}`` for state, ``{"error": "..."}`` for a failure
 (``"unsupported"`` for an op the harness does not implement).

@@ -74,14 +74,21 @@ class CommandFactory:
         dialects: list[str] | None = None,
         empty_tools: str | None = None,
         tool_specs: list[dict[str, Any]] | None = None,
+        special_tokens: str | None = None,
     ) -> ProcessDetector:
-        """A fresh detector in the harness; ``dialects``/``empty_tools`` ask it for a claim
-        (``--dialect``, ``--empty-tools``), which a harness may ignore. ``tool_specs``
+        """A fresh detector in the harness; ``dialects``/``empty_tools``/``special_tokens``
+        ask it for a claim (``--dialect``, ``--empty-tools``, ``--special-tokens``), which
+        a harness may ignore. ``tool_specs``
         (the request's OpenAI ``tools`` list) goes in ``new`` as ``"tool_specs"`` when
         there are some: a harness that types values by schema reads it, an older one
         ignores the key."""
         detector = ProcessDetector(self, tools)
-        asked = {"dialects": dialects, "empty_tools": empty_tools, "tool_specs": tool_specs}
+        asked = {
+            "dialects": dialects,
+            "empty_tools": empty_tools,
+            "special_tokens": special_tokens,
+            "tool_specs": tool_specs,
+        }
         detector._asked = {key: value for key, value in asked.items() if value is not None}
         self._start(detector)
         return detector

@@ -110,11 +110,11 @@ class _Server:
         return encode({"error": f"unknown op {op!r}"})
 
     def _asked(self, request: Any) -> dict[str, Any]:
-        """The claim the client asks for (``--dialect``, ``--empty-tools``), for a factory
-        that takes it."""
+        """The claim the client asks for (``--dialect``, ``--empty-tools``,
+        ``--special-tokens``), for a factory that takes it."""
         return {
             key: request[key]
-            for key in ("dialects", "empty_tools")
+            for key in ("dialects", "empty_tools", "special_tokens")
             if request.get(key) is not None and accepts_keyword(self.factory, key)
         }
 

@@ -90,10 +90,16 @@ def test_an_attribute_that_raises_is_named() -> None:
 
 
 _values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(max_size=12) | st.sampled_from(list(BY_ID)),
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.text(max_size=12)
+    | st.sampled_from([*BY_ID, "split", "whole", "reject", "text"]),
     lambda inner: (
         st.lists(inner, max_size=4)
-        | st.dictionaries(st.sampled_from(["dialects", "empty_tools", "x"]), inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(["dialects", "empty_tools", "special_tokens", "x"]), inner, max_size=3
+        )
     ),
     max_leaves=10,
 )
@@ -107,3 +113,4 @@ def test_any_value_is_a_claim_or_one_tcr_error(value: object) -> None:
         assert "\n" not in str(error)
     else:
         assert claim.dialects is None or claim.dialects <= set(BY_ID)
+        assert Claim.of(claim.to_map()) == claim

@@ -46,10 +46,21 @@ def test_text_names_every_id_its_markers_and_engine_names() -> None:
 def test_help_ends_with_examples() -> None:
     code, out = invoke("--help")
     assert code == 0
-    last = [line.strip() for line in out.rstrip().splitlines()[-4:]]
+    last = [line.strip() for line in out.rstrip().splitlines()[-5:]]
     assert last == [
         "Examples:",
         "tcr dialects",
         "tcr dialects --json | jq -r '.[].id'",
         "tcr dialects --json | jq '.[] | select(.id == \"hermes\")'",
+        "tcr dialects --markdown    # the README's table",
     ]
+
+
+def test_markdown_is_one_table_row_per_id_in_registry_order() -> None:
+    code, out = invoke("--markdown")
+    assert code == 0, out
+    header, rule, *body = out.splitlines()
+    assert header.startswith("| dialect |") and set(rule) == {"|", "-"}
+    assert [row.split(" | ")[0] for row in body] == [f"| `{d.id}`" for d in DIALECTS]
+    fenced = body[list(BY_ID).index("fenced_json")]
+    assert "```` ```json\\n{ ````" in fenced  # a fence in a code span, its newline shown

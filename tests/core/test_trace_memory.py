@@ -11,7 +11,8 @@ from tcr.detector.events import Text
 from tcr.trace import PackedSteps, Pieces, Step, merge_placed, place_events, run_trace
 
 CHUNKS = ["hi <tool", "_call>", '{"name": "f", "arguments": {}}</tool_call>', " bye"]
-PROSE = list("Some plain text, fed one character at a time.")
+# No letter that begins a marker (<, [, {, `, the f of functools[): nothing is held back.
+PROSE = list("Some plain text, read one character at a time.")
 
 
 def without_states(steps: tuple[Step, ...]) -> tuple[Step, ...]:

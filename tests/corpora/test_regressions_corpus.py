@@ -21,6 +21,7 @@ from tcr.corpus import Recording, read_recording
 from tcr.detector import FORMATS, format_for_model
 from tcr.detector.broken import BROKEN
 from tcr.detector.core import StreamDetector
+from tcr.dialects import DIALECTS
 from tcr.oracle import TRACE_CHECKS, check_trace, check_warm_cold, merge_text
 from tcr.rechunk import parse_strategy
 from tcr.stream.decode import Decoded, decode
@@ -50,24 +51,8 @@ SEED_FAILURES = (
     "json-function-key-not-a-call",  # PR #2262, Llama-3.2-1B
 )
 POLICIES = range(1, 14)  # ARCHITECTURE.md §5.6, policies 1-13
-FORMAT_ROWS = (
-    "format-gemma-special",
-    "format-tool-call-tag-json",
-    "format-tool-call-tag-qwen3-coder",
-    "format-tool-call-tag-glm",
-    "format-tools-tag",
-    "format-fenced-json",
-    "format-bracket-array",
-    "format-bracket-args",
-    "format-mistral-v11",
-    "format-kimi-k2",
-    "format-deepseek-v3",
-    "format-deepseek-v31",
-    "format-internlm",
-    "format-python-tag",
-    "format-bare-json",
-    "format-think",
-)
+# Each registered dialect's own regression cases, by the bug label of its recording.
+FORMAT_ROWS = tuple(case.bug for d in DIALECTS for case in d.cases)
 RANDOM_RUNS = 50
 
 

@@ -22,7 +22,15 @@ from dataclasses import dataclass, field
 from toy_detectors import CLOSE, OPEN
 from toy_detectors import _held_prefix as _prefix_of_open  # one copy of the holdback rule
 
-__all__ = ["CLOSE", "OPEN", "Bug", "HermesParser", "StreamingParseResult", "ToolCallItem"]
+__all__ = [
+    "CLOSE",
+    "OPEN",
+    "Bug",
+    "HermesParser",
+    "StreamingParseResult",
+    "ToolCallItem",
+    "call_of",
+]
 
 _ARGUMENTS = re.compile(r'"arguments"\s*:\s*(?=\S)')  # ends at the value's first character
 # The shape models write, streamed as it comes: {"name": "…", "arguments": {…}}. Any other
@@ -322,3 +330,6 @@ def _scan_value(block: _Block) -> None:
                 block.arguments_end = block.scanned = start + offset + 1
                 return
     block.scanned = len(block.body)
+
+
+call_of = _call_of  # the JSON call reader, shared with parsers.token_ids

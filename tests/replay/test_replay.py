@@ -78,7 +78,7 @@ def test_reference_detector_passes_every_check(corpus: Path) -> None:
     assert report.exit_code == EXIT_OK
     assert report.recordings == 3
     strategies = {o.strategy for o in report.outcomes}
-    assert strategies == {"original", "whole", "char", "random:8", "warm-cold"}
+    assert strategies == {"original", "whole", "char", "random:8", "tokens", "warm-cold"}
     assert all(o.runs >= 1 and o.checks for o in report.outcomes)
 
 
@@ -244,12 +244,14 @@ def test_junit_output_is_one_test_case_per_recording_and_strategy(
     suite = root.find("testsuite")
     assert suite is not None
     cases = suite.findall("testcase")
-    assert len(cases) == 3 * 5 + 1 == int(suite.get("tests", "0"))
+    assert len(cases) == 3 * 6 + 1 == int(suite.get("tests", "0"))
     # the cost check is one case of its own, judged once per run: it passes
     (probe,) = [c for c in cases if c.get("classname") == "(cost probe)"]
     assert probe.get("name") == "fixed:8" and probe.find("failure") is None
     cases = [c for c in cases if c is not probe]
-    assert {c.get("name") for c in cases} == {"original", "whole", "char", "random:8", "warm-cold"}
+    assert {c.get("name") for c in cases} == {
+        "original", "whole", "char", "random:8", "tokens", "warm-cold"
+    }  # fmt: skip
     failed = {
         (Path(c.get("classname", "")).name, c.get("name"))
         for c in cases

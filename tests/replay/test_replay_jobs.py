@@ -129,7 +129,7 @@ def test_split_run_gives_the_same_crashes_and_input_errors(corpus: Path) -> None
     assert [(Path(o.path).name, o.strategy, f.violation.check) for o, f in one.failures] == [
         (name, strategy, "crash")
         for name in ("large.msgpack", "small.msgpack")
-        for strategy in ("original", "whole", "char", "random:8")
+        for strategy in ("original", "whole", "char", "random:8", "tokens")
     ]
 
 

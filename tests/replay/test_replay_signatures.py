@@ -14,7 +14,7 @@ from tcr.corpora import bundled
 from tcr.corpus import Frame, new_header, write_recording
 from tcr.detector.broken import BROKEN
 from tcr.replay import Report, run
-from tcr.replay.report import render
+from tcr.replay.report import found_count, render
 from tcr.signature import WHOLE
 
 DETECTOR = "signature_detectors:renames_and_loses_text"
@@ -81,8 +81,8 @@ def test_the_report_shows_each_finding_once_with_where_it_showed(corpus: Path) -
     out = console.export_text()
     assert out.count("expected/ToolCall name differs/hermes@whole: 2 recordings, 3 strategies") == 1
     last = out.rstrip().splitlines()[-1]
-    assert f"{len(report.failures)} findings ({len(report.findings)} distinct signatures)" in last
-    assert out.count("pin it as a regression test") == len(report.findings)
+    assert found_count(len(report.causes), len(report.findings), len(report.failures)) in last
+    assert out.count("pin it as a regression test") == len(report.causes)
 
 
 def test_json_lists_the_findings_and_each_failure_names_its_signature(corpus: Path) -> None:

@@ -64,7 +64,7 @@ def test_a_piped_tcr_replay_prints_at_most_25_lines_and_no_escape_codes() -> Non
     lines = done.stdout.splitlines()
     assert done.returncode == EXIT_OK, done.stdout + done.stderr
     assert len(lines) <= 25, done.stdout
-    assert lines[-1].startswith(f"{len(bundled())} recordings, 5 strategies")
+    assert lines[-1].startswith(f"{len(bundled())} recordings, 6 strategies")
     assert lines[-1].endswith(": all checks pass")
     assert ESCAPE not in done.stdout and ESCAPE not in done.stderr
     # Never silent for long: a progress line on stderr every EVERY seconds.
@@ -96,11 +96,14 @@ def test_bundled_recordings_are_shown_relative_to_the_bundled_corpora() -> None:
 def test_the_failures_are_shown_in_full_under_the_marks(corpus: Path) -> None:
     _, lines = tcr("corpus", *QUICK, "--check", "no_leak", "--detector", SPLITS_MARKERS)
     text = "\n".join(lines)
-    assert "no_leak/<tool_call>/hermes@split-in-opener: 1 recording, 1 strategy" in text
+    assert (
+        "no_leak/<tool_call>/hermes@split-in-opener (only when a proxy re-chunks): "
+        "1 recording, 1 strategy"
+    ) in text
     assert "reproduce with:" in text and "pin it as a regression test:" in text
 
 
-def test_the_summary_counts_findings_by_check_and_by_distinct_signature(corpus: Path) -> None:
+def test_the_summary_counts_findings_then_signatures_and_failures_by_check(corpus: Path) -> None:
     code, lines = tcr(
         "corpus",
         "--rechunk",
@@ -113,14 +116,14 @@ def test_the_summary_counts_findings_by_check_and_by_distinct_signature(corpus: 
         SPLITS_MARKERS,
     )
     assert code == EXIT_VIOLATION
-    assert lines[-1].endswith(": 2 findings (1 distinct signature): no_leak 2")
+    assert lines[-1].endswith(": 1 finding (2 failures): no_leak 2")
 
 
 def test_a_crash_is_marked_e(corpus: Path) -> None:
     code, lines = tcr("corpus/split.msgpack", "--rechunk", "whole", "--detector", CRASHES)
     assert code == EXIT_ERROR
     assert lines[0] == "corpus/split.msgpack Es"  # a crash; warm-cold then judges nothing
-    assert lines[-1].endswith(": 1 finding (1 distinct signature): crash 1")
+    assert lines[-1].endswith(": 1 finding: crash 1")
 
 
 def test_an_unreadable_recording_is_marked_e_in_its_folder(corpus: Path) -> None:
@@ -151,7 +154,7 @@ def test_quiet_keeps_the_failures(corpus: Path) -> None:
     assert code == EXIT_VIOLATION
     assert not lines[0].startswith("corpus/")  # no marks
     assert any("reproduce with:" in line for line in lines)
-    assert lines[-1].endswith(": 1 finding (1 distinct signature): no_leak 1")
+    assert lines[-1].endswith(": 1 finding: no_leak 1")
 
 
 def test_verbose_and_quiet_count_against_each_other_as_in_pytest() -> None:
@@ -172,7 +175,7 @@ def test_a_violation_without_an_offset_says_where_it_is_without_none() -> None:
     # its chunk, not its offset.
     regression = ROOT / "regressions" / "two_calls_one_chunk.msgpack"
     merges = "tcr.detector.broken:merges_calls_in_one_chunk"
-    code, lines = tcr(str(regression), "--detector", merges)
+    code, lines = tcr(str(regression), "--detector", merges, "--check", "expected")
     assert code == EXIT_VIOLATION
     located = [line for line in lines if line.lstrip().startswith("at chunk")]
     assert located and any("offset" not in line for line in located)

@@ -25,3 +25,14 @@ def test_tools_json_declares_the_native_request_s_tools_as_tcr_record_reads_them
     tools = json.loads((EXAMPLES / "tools.json").read_text())
     assert tools == native_request("auto")["tools"]
     assert load_tools(EXAMPLES / "tools.json") == tools
+
+
+def test_every_dialect_recording_is_what_the_script_asks_for_today() -> None:
+    """The grammars read from the records still send the requests the recordings were made by."""
+    from tcr.corpora import ROOT
+    from tcr.corpus import read_recording
+
+    for case in DIALECTS:
+        recording = read_recording(ROOT / "recorded" / f"{case.name}.msgpack")
+        assert recording.header["request"] == dialect_request(case), case.name
+        assert recording.labels["dialect"] == case.dialect

@@ -1,0 +1,161 @@
+"""From signatures to findings: one bug, one finding (ARCHITECTURE.md §7.4).
+
+A signature says what one check saw, in one dialect. One bug usually trips
+several checks at once, in every dialect it touches: a marker split across
+chunks is missed (``invariance``), shows as text (``no_leak``) and loses the
+call the recording expects (``expected``), each with its own signature, once per
+dialect whose opening marker the detector fails to join. Reports count
+*findings*, each the signatures of one *cause*:
+
+- a failure that needs a split is caused by where the split falls: its cause
+  is the shape alone (``split-in-opener``, ``split-in-closer``, …), whatever
+  checks, kinds and dialects show it;
+- a failure that needs no split (``whole``, a parsing bug) is caused by what the
+  parser does with that text: its cause is the check and kind (``expected/missing
+  ToolCall@whole``), in whichever dialects show it. Two parsing bugs of one
+  dialect often show on the same recordings, so a whole failure of another
+  check joins it only as a *symptom*: when every run that shows it shows this
+  one too, in the same dialect (text lost at the end of the stream is
+  ``conservation`` and, where the recording expects that text, ``expected``).
+
+A finding shows one signature per dialect in full (the first of its checks to
+fail, in check order), each with its own reproducer, and counts the rest. Pure:
+this decides from the signatures alone, nothing is run again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
+
+from tcr._verdict import Check
+from tcr.signature import PROXY_ONLY, WHOLE, Signature
+
+__all__ = ["Cause", "Grouped", "cause", "group", "symptoms"]
+
+_ORDER = {check.value: i for i, check in enumerate(Check)}
+
+
+class _Signed(Protocol):
+    @property
+    def signature(self) -> Signature: ...
+
+
+T = TypeVar("T", bound=_Signed)
+
+
+@dataclass(frozen=True, slots=True)
+class Cause:
+    """A finding's name: the shape of a split (``split-in-opener``), or the check, kind and
+    shape of a failure with none (``expected/missing ToolCall@whole``)."""
+
+    shape: str
+    check: str = ""
+    kind: str = ""
+    proxy: bool = False  # the split falls inside a special token: only a proxy makes it
+
+    def __str__(self) -> str:
+        if not self.check:
+            return f"{self.shape} ({PROXY_ONLY})" if self.proxy else self.shape
+        return Signature(self.check, self.kind, "", self.shape, self.proxy).label
+
+
+# The checks of a detector's events: a split makes them fail together. A crash, a time
+# limit or the cost of a detector is its own finding whatever the split.
+_OF_EVENTS = frozenset(
+    {Check.CONSERVATION, Check.INVARIANCE, Check.NO_LEAK, Check.HOLDBACK, Check.WARM_COLD}
+    | {Check.EXPECTED}
+)
+
+
+def cause(found: Signature) -> Cause:
+    if found.shape not in ("", WHOLE) and found.check in _OF_EVENTS:
+        return Cause(found.shape, proxy=found.proxy)  # a split a proxy makes is another cause
+    return Cause(found.shape, found.check, found.kind, found.proxy)
+
+
+@dataclass(frozen=True, slots=True)
+class Grouped(Generic[T]):
+    """One finding: its cause and its signatures' items, in the order found."""
+
+    cause: Cause
+    items: tuple[T, ...]
+
+    @property
+    def shown(self) -> tuple[T, ...]:
+        """One item per dialect, in the order the dialects were found: of a dialect's
+        signatures, the first check's (conservation, invariance, … as ``Check`` lists them)."""
+        best: dict[str, T] = {}
+        for item in self.items:
+            dialect = item.signature.dialect
+            if dialect not in best or _rank(item) < _rank(best[dialect]):
+                best[dialect] = item
+        return tuple(best.values())
+
+    @property
+    def first(self) -> T:
+        return self.shown[0]
+
+    @property
+    def dialects(self) -> list[str]:
+        return [d for d in dict.fromkeys(i.signature.dialect for i in self.items) if d]
+
+    @property
+    def checks(self) -> list[str]:
+        """Its signatures' checks, in check order."""
+        found = {i.signature.check: i.signature for i in self.items}
+        return sorted(found, key=lambda c: _check_rank(found[c]))
+
+
+def _rank(item: _Signed) -> int:
+    return _check_rank(item.signature)
+
+
+def _check_rank(found: Signature) -> int:
+    return _ORDER.get(found.check, len(_ORDER))
+
+
+def symptoms(runs: Sequence[Collection[Signature]]) -> dict[Signature, Signature]:
+    """Each signature that is a symptom, mapped to the one it is a symptom of: one of an
+    earlier check, in the same dialect (or any, when the symptom's could not be told) and
+    shape, shown by every run that shows it.
+
+    ``runs`` are the signatures each run showed (a recording under one strategy, a fuzz
+    case), in the order found.
+    """
+    seen: dict[Signature, set[int]] = {}
+    for index, run in enumerate(runs):
+        for found in run:
+            seen.setdefault(found, set()).add(index)
+    ordered = sorted(seen, key=_check_rank)
+    folded: dict[Signature, Signature] = {}
+    for found in ordered:
+        primary = next(
+            (
+                other
+                for other in ordered
+                if _check_rank(other) < _check_rank(found)
+                and found.dialect in ("", other.dialect)
+                and other.shape == found.shape
+                and seen[found] <= seen[other]
+            ),
+            None,
+        )
+        if primary is not None:
+            folded[found] = folded.get(primary, primary)
+    return folded
+
+
+def group(items: Sequence[T], runs: Sequence[Collection[Signature]] = ()) -> list[Grouped[T]]:
+    """``items`` (one per signature, in the order found) as findings, in the order each
+    cause was first found; with ``runs`` (as for ``symptoms``), a symptom joins the finding
+    of the signature it is a symptom of."""
+    folded = symptoms(runs)
+    named = {item.signature for item in items}
+    causes: dict[Cause, list[T]] = {}
+    for item in items:
+        primary = folded.get(item.signature)
+        found = primary if primary in named else item.signature
+        causes.setdefault(cause(found), []).append(item)
+    return [Grouped(c, tuple(found)) for c, found in causes.items()]

@@ -1,0 +1,104 @@
+"""One bug, one finding: signatures folded into their primary and grouped by cause."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tcr.findings import group, symptoms
+from tcr.signature import SHAPES, WHOLE, Signature
+
+OPENER = "split-in-opener"
+
+
+def sig(check: str, kind: str, dialect: str = "hermes", shape: str = OPENER) -> Signature:
+    return Signature(check, kind, dialect, shape)
+
+
+MISSED = sig("invariance", "missing ToolCall")
+LEAKED = sig("no_leak", "<tool_call>")
+EXPECTED = sig("expected", "missing ToolCall")
+
+
+@dataclass(frozen=True)
+class Item:
+    signature: Signature
+
+
+def test_a_split_cause_is_its_shape_whatever_the_checks_kinds_and_dialects() -> None:
+    runs = [{MISSED, LEAKED, EXPECTED}, {sig("invariance", "missing Reasoning", "think")}]
+    items = [Item(MISSED), Item(LEAKED), Item(EXPECTED), Item(*runs[1])]
+    (finding,) = group(items, runs)
+    assert str(finding.cause) == "split-in-opener"
+    assert finding.checks == ["invariance", "no_leak", "expected"]
+    assert finding.dialects == ["hermes", "think"]
+    # one per dialect shown in full: the first check's
+    assert [i.signature for i in finding.shown] == [MISSED, *runs[1]]
+
+
+def test_another_split_shape_is_another_finding() -> None:
+    body = sig("invariance", "missing ToolCall", shape="split-in-body")
+    assert [str(g.cause) for g in group([Item(MISSED), Item(body)])] == [
+        "split-in-opener",
+        "split-in-body",
+    ]
+
+
+def test_whole_failures_are_named_by_check_and_kind_across_dialects() -> None:
+    hermes = sig("expected", "missing ToolCall", shape=WHOLE)
+    mistral = sig("expected", "missing ToolCall", "mistral", WHOLE)
+    extra = sig("expected", "extra Text", shape=WHOLE)
+    grouped = group([Item(hermes), Item(extra), Item(mistral)], [{hermes, extra}, {mistral}])
+    assert [(str(g.cause), len(g.items)) for g in grouped] == [
+        ("expected/missing ToolCall@whole", 2),
+        ("expected/extra Text@whole", 1),  # one check's two kinds: two parsing bugs
+    ]
+
+
+def test_a_later_check_that_only_ever_shows_with_an_earlier_one_is_its_symptom() -> None:
+    lost = sig("conservation", "lost at end", "", WHOLE)
+    missing = sig("expected", "missing Text", "", WHOLE)
+    assert symptoms([{lost, missing}, {lost}]) == {missing: lost}
+    (finding,) = group([Item(lost), Item(missing)], [{lost, missing}, {lost}])
+    assert str(finding.cause) == "conservation/lost at end@whole"
+    assert symptoms([{lost, missing}, {missing}]) == {}  # it shows alone: a finding of its own
+
+
+def test_a_symptom_whose_dialect_could_not_be_told_folds_into_any_dialects() -> None:
+    lost = sig("conservation", "lost at end", "gemma4", WHOLE)
+    missing = sig("expected", "missing Text", "", WHOLE)
+    assert symptoms([{lost, missing}]) == {missing: lost}
+    assert symptoms([{Signature("conservation", "lost", "", WHOLE), lost}]) == {}  # one check
+
+
+def test_a_crash_is_its_own_finding_whatever_the_split() -> None:
+    crash = sig("crash", "RuntimeError")
+    assert [str(g.cause) for g in group([Item(MISSED), Item(crash)])] == [
+        "split-in-opener",
+        "crash/RuntimeError@split-in-opener",
+    ]
+
+
+checks = st.sampled_from(["conservation", "invariance", "no_leak", "expected"])
+signatures = st.builds(
+    Signature,
+    checks,
+    st.sampled_from(["missing ToolCall", "extra Text"]),
+    st.sampled_from(["", "hermes", "mistral"]),
+    st.sampled_from(SHAPES),
+)
+
+
+@given(st.lists(st.sets(signatures, max_size=5), max_size=6))
+def test_every_signature_lands_in_exactly_one_finding(runs: list[set[Signature]]) -> None:
+    items = [Item(s) for s in dict.fromkeys(s for run in runs for s in run)]
+    grouped = group(items, runs)
+    assert sorted((i for g in grouped for i in g.items), key=str) == sorted(items, key=str)
+    assert len({g.cause for g in grouped}) == len(grouped)
+    for found, primary in symptoms(runs).items():
+        # a symptom never shows without its primary, in its dialect and shape
+        assert all(primary in run for run in runs if found in run)
+        assert found.dialect in ("", primary.dialect) and primary.shape == found.shape
+        assert primary.check != found.check
