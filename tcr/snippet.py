@@ -22,6 +22,7 @@ from tcr.claims import Claim
 __all__ = ["regression_test", "snippet_name"]
 
 _NOT_A_NAME: Final = re.compile(r"[^0-9a-z]+")
+_NOTE: Final = re.compile(r"\s*\([^()]*\)\Z")
 _LONGEST_STEM: Final = 60  # characters of the signature kept in a name: a line stays readable
 
 
@@ -29,7 +30,8 @@ def snippet_name(found: str, body: str) -> str:
     """``test_<signature as an identifier>_<digest of body>``: stable, and distinct for
     distinct tests even where two signatures read alike as identifiers (``<tool_call>``,
     ``<|tool_call>``)."""
-    stem = _NOT_A_NAME.sub("_", found.lower()).strip("_")[:_LONGEST_STEM].rstrip("_")
+    label = _NOTE.sub("", found)  # "sig (only when a proxy re-chunks)": the name is the sig's
+    stem = _NOT_A_NAME.sub("_", label.lower()).strip("_")[:_LONGEST_STEM].rstrip("_")
     digest = hashlib.blake2s(f"{found}\n{body}".encode(), digest_size=3).hexdigest()
     return f"test_{stem}_{digest}"
 

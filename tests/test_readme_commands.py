@@ -323,7 +323,11 @@ def test_the_cost_example_finds_the_quadratic_detector(workspace: Path) -> None:
     (command,) = block("tcr replay --check cost").commands
     done = shell(as_run(command), workspace, timeout=1200)
     assert done.returncode == 1, done.stdout + done.stderr
-    shown(command, done)
+    # Which part grows alone (hermes blocks, or the text) depends on the machine's load:
+    # the README shows one run; here the finding and its message's wording are checked.
+    lines = done.stdout.splitlines()
+    assert any(line.startswith("cost/superlinear") for line in lines), done.stdout
+    assert any(": time per character grew " in line for line in lines), done.stdout
 
 
 @pytest.mark.slow
