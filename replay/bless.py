@@ -7,8 +7,6 @@ oracle) compares every replay against it.
 
 from __future__ import annotations
 
-import difflib
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +18,8 @@ from tcr.errors import TcrError
 from tcr.expectation import expectation_of
 from tcr.judge import Judge
 from tcr.stream import decode
+
+from .expect_diff import expectation_diff
 
 __all__ = ["Change", "bless", "changes", "expectation_of", "render_diff"]
 
@@ -94,10 +94,6 @@ def changes(
 
 
 def render_diff(change: Change) -> str:
-    """A unified diff of the stored and the current expectation, as pretty JSON."""
-    before = json.dumps(change.stored, indent=2, ensure_ascii=False, sort_keys=True)
-    after = json.dumps(change.current, indent=2, ensure_ascii=False, sort_keys=True)
-    lines = difflib.unified_diff(
-        before.splitlines(), after.splitlines(), "stored", "current", lineterm=""
-    )
-    return "\n".join(lines)
+    """What changed from the stored to the current expectation: a word-level diff of the
+    text and reasoning, a structural one of the calls (``expect_diff``)."""
+    return "\n".join(expectation_diff(change.stored, change.current))

@@ -32,11 +32,11 @@ from tcr.stream import Decoded, Delta, StreamDecoder, decode_bytes
 from tcr.time_limit import check_timeout
 from tcr.trace import Placed, Trace
 
+from .show_render import BOUNDARY, render, visible
 from .show_render import clip as _clip
-from .show_render import render, visible
 from .show_summary import Rows, ShowSummary
 
-__all__ = ["ShowSummary", "render", "summarize", "visible"]
+__all__ = ["BOUNDARY", "ShowSummary", "render", "summarize", "visible"]
 
 PREVIEW: Final = 120  # characters of a frame's data kept in the summary
 

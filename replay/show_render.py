@@ -1,7 +1,9 @@
 """Printing a ``tcr show`` summary with rich: panels, tables, the content with its chunks.
 
-Works in a plain terminal too: chunk boundaries become ``│`` and invisible
-characters are always drawn (``↵``, ``→``, trailing ``·``).
+Chunk boundaries are a dim ``¦`` (over alternating shades in colour), as in the
+``tcr tui`` stream pane, so they show in a plain terminal too; a ``¦`` the stream
+itself holds is drawn as ``⟨U+00A6⟩``, and invisible characters are always drawn
+(``↵``, ``→``, trailing ``·``).
 """
 
 from __future__ import annotations
@@ -24,12 +26,17 @@ if TYPE_CHECKING:
 
     from .show_summary import ShowSummary
 
-__all__ = ["clip", "render", "visible"]
+__all__ = ["BOUNDARY", "clip", "render", "visible"]
 
 # Invisible characters made visible (the content view and every preview). A newline
 # is shown as "↵" and, in the content view, followed by a real line break.
 _VISIBLE: Final = {"\n": "↵", "\t": "→", "\r": "␍", "\x7f": "␡"}
-_SPECIAL = re.compile(r"[\x00-\x1f\x7f\u00a0\u200b-\u200f\u2028\u2029\u2060\ufeff]| +(?=\r?\n|\Z)")
+# Drawn between two chunks, here and in the TUI. Not "│": models draw tables and trees
+# with it, and panes' borders are one. A "¦" in the stream is drawn by its code point.
+BOUNDARY: Final = "¦"
+_SPECIAL = re.compile(
+    r"[\x00-\x1f\x7f\u00a0\u00a6\u200b-\u200f\u2028\u2029\u2060\ufeff]| +(?=\r?\n|\Z)"
+)
 
 
 def _visible(char: str) -> str:
@@ -39,7 +46,7 @@ def _visible(char: str) -> str:
         return "·"  # only trailing spaces are matched
     if ord(char) < 0x20:
         return chr(0x2400 + ord(char))  # the Unicode control picture, e.g. ␀
-    return f"⟨U+{ord(char):04X}⟩"  # zero-width, BOM, no-break space, line separators
+    return f"⟨U+{ord(char):04X}⟩"  # zero-width, BOM, no-break space, ¦, line separators
 
 
 def visible(text: str) -> str:
@@ -55,7 +62,6 @@ def clip(text: str, width: int) -> str:
 
 _SHADES: Final = ("white on grey23", "white on grey39")
 _MARK: Final = "cyan"  # a character tcr drew, not one the stream sent
-_SEPARATOR: Final = "│"
 _COLOURS: Final = {"Text": "default", "ToolCall": "green", "Reasoning": "magenta"}
 _COLOURS_REJECTED: Final = "yellow"
 
@@ -67,7 +73,7 @@ def render(
 
     Long tables show their first and last rows (``frames_limit`` in all, 0 for
     every row), the content its first and last chunks (``chunks_limit`` in all, 0
-    for all of it). On a console without colour, chunk boundaries are drawn as ``│``.
+    for all of it), a dim ``¦`` between two chunks.
     """
     plain = console.color_system is None
     console.print(_header_panel(summary))
@@ -253,8 +259,11 @@ def _content(content: Mapping[str, Any], limit: int, plain: bool) -> RichText:
         out.append(("" if out.plain.endswith("\n") else "\n") + elided + "\n", "dim italic")
     for number, chunk in enumerate(last):
         _append_chunk(out, chunk, special, positions, plain, separated=number > 0)
-    legend = _SEPARATOR if plain else "alternating shades"
-    out.append(f"\n(chunk boundaries: {legend}; ↵ newline, → tab, · trailing space)", style="dim")
+    shades = "" if plain else " over alternating shades"
+    legend = (
+        f"chunk boundaries: {BOUNDARY}{shades} (a {BOUNDARY} in the stream: {visible(BOUNDARY)})"
+    )
+    out.append(f"\n({legend}; ↵ newline, → tab, · trailing space)", style="dim")
     return out
 
 
@@ -267,10 +276,11 @@ def _append_chunk(
     *,
     separated: bool,
 ) -> None:
-    """One chunk, shaded (plain: after a ``│`` when ``separated``), invisible characters drawn."""
+    """One chunk, shaded in colour, after a dim ``¦`` when ``separated``, invisible
+    characters drawn."""
     index, offset, piece = chunk["index"], chunk["offset"], chunk["text"]
-    if plain and separated:
-        out.append(_SEPARATOR, style=_MARK)
+    if separated:
+        out.append(BOUNDARY, style="dim")
     shade = "" if plain else _SHADES[index % 2]
     start, at = 0, bisect_left(positions, offset)
     while at < len(special) and special[at][0] < offset + len(piece):

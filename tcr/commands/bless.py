@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from rich.console import Console
 from rich.markup import escape
-from rich.syntax import Syntax
+from rich.text import Text
 
 from tcr.commands.options import (
     claim_options,
@@ -21,6 +24,15 @@ from tcr.commands.options import (
 )
 from tcr.detector.loader import DetectorSpec
 from tcr.errors import TcrError
+
+try:
+    import termios
+    import tty
+except ImportError:  # pragma: no cover - Windows: answers are read a line at a time
+    termios = None  # type: ignore[assignment]
+
+if TYPE_CHECKING:
+    from tcr.replay.bless import Change
 
 __all__ = ["bless", "review"]
 
@@ -36,8 +48,9 @@ Examples:
 """
 
 REVIEW_EPILOG = """\b
-Keys at each change: a accept (store the current result), r reject (keep the
-stored one), s skip, A accept this and every remaining change, q quit.
+Keys at each change, one keypress each (no Enter) on a terminal, else one line
+each: a accept (store the current result), r reject (keep the stored one),
+s skip, A accept this and every remaining change, q quit.
 
 \b
 Examples:
@@ -96,7 +109,7 @@ def bless(
             continue
         what = "would change" if dry_run else "blessed"
         console.print(f"[bold]{escape(str(change.path))}[/]: {what}", highlight=False)
-        console.print(escape(render_diff(change)), highlight=False)
+        console.print(styled(render_diff(change)))
     if dry_run:
         console.print(f"{len(changed)} would change; nothing written (--dry-run)")
 
@@ -113,8 +126,7 @@ def review(
 ) -> None:
     """Walk the recordings whose stored expectation differs from what the detector
     emits now, with a diff of each, and accept or reject the change."""
-    from tcr.corpus import write_expectation
-    from tcr.replay.bless import changes, render_diff
+    from tcr.replay.bless import changes
 
     console = Console()
     try:
@@ -130,12 +142,23 @@ def review(
     if not found:
         console.print("every stored expectation matches: nothing to review")
         return
+    with _keys() as key:
+        accepted, rejected = _review(console, found, key)
+    console.print(f"\naccepted {accepted}, rejected {rejected}, of {len(found)} changed")
+
+
+def _review(
+    console: Console, found: Sequence[Change], read: Callable[[], str | None]
+) -> tuple[int, int]:
+    from tcr.corpus import write_expectation
+    from tcr.replay.bless import render_diff
+
     accept_rest = False
     accepted = rejected = 0
     for n, change in enumerate(found, 1):
-        console.print(f"\n[bold]{n}/{len(found)} {escape(str(change.path))}[/]")
-        console.print(Syntax(render_diff(change), "diff"), soft_wrap=True)
-        key = "a" if accept_rest else _ask()
+        console.print(f"\n[bold]{n}/{len(found)} {escape(str(change.path))}[/]", highlight=False)
+        console.print(styled(render_diff(change)), soft_wrap=True)
+        key = "a" if accept_rest else _ask(read)
         if key == "q":
             break
         if key == "A":
@@ -145,14 +168,67 @@ def review(
             accepted += 1
         elif key == "r":
             rejected += 1
-    console.print(f"\naccepted {accepted}, rejected {rejected}, of {len(found)} changed")
+    return accepted, rejected
 
 
-def _ask() -> str:
-    return str(
-        click.prompt(
-            "accept, reject, skip, all, quit",
-            type=click.Choice(["a", "r", "s", "A", "q"]),
-            show_choices=True,
-        )
-    )
+ANSWERS = {"a": "accept", "r": "reject", "s": "skip", "A": "accept all", "q": "quit"}
+_PROMPT = "a accept · r reject · s skip · A accept all · q quit: "
+
+
+def _ask(key: Callable[[], str | None]) -> str:
+    """One answer read by ``key``. The end of input is ``q``; anything else asks again."""
+    while True:
+        click.echo(_PROMPT, nl=False)
+        answer = key()
+        if answer is None:
+            click.echo("quit (end of input)")
+            return "q"
+        click.echo(ANSWERS.get(answer, f"{answer!r}? one of a, r, s, A, q"))
+        if answer in ANSWERS:
+            return answer
+
+
+@contextmanager
+def _keys() -> Iterator[Callable[[], str | None]]:
+    """Reads answers: on a terminal, one keypress each (no Enter, no echo), else a line
+    each (a pipe, a script). The terminal stays in cbreak mode for the whole review, so
+    a key typed while a diff prints waits for its prompt instead of being flushed (as
+    switching modes per prompt would); Ctrl-C still interrupts."""
+    if not sys.stdin.isatty() or termios is None:
+        yield _line
+        return
+    fd = sys.stdin.fileno()
+    saved = termios.tcgetattr(fd)
+    try:
+        tty.setcbreak(fd, termios.TCSANOW)
+        yield lambda: _keypress(fd)
+    finally:
+        termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+
+
+def _keypress(fd: int) -> str | None:
+    data = os.read(fd, 1)
+    return None if data in (b"", b"\x04") else data.decode(errors="replace")  # \x04: Ctrl-D
+
+
+def _line() -> str | None:
+    line = sys.stdin.readline()
+    return line.strip()[:1] if line else None
+
+
+_CHANGES = (
+    (r"\[-.*?-\]", "bold red"),
+    (r"\{\+.*?\+\}", "bold green"),
+    (r"(?m)^- .*$", "red"),
+    (r"(?m)^\+ .*$", "green"),
+    (r"(?m)^~ .*$", "yellow"),
+)
+
+
+def styled(diff: str) -> Text:
+    """The diff with its removals red and additions green on a terminal; its markers
+    (``[-…-]``, ``{+…+}``, ``-``/``+``/``~``) say the same without colour."""
+    text = Text(diff)
+    for pattern, style in _CHANGES:
+        text.highlight_regex(pattern, style)
+    return text

@@ -53,7 +53,8 @@ def test_review_accepts_a_change_with_a(recording: Path) -> None:
     write_expectation(recording, {"text": "stale", "calls": [], "reasoning": ""})
     result = CliRunner().invoke(main, ["review", str(recording)], input="a\n")
     assert result.exit_code == 0, result.output
-    assert '-  "text": "stale"' in result.output
+    assert "text: [-stale-]{+The weather in the city" in result.output
+    assert "a accept · r reject · s skip · A accept all · q quit: accept" in result.output
     assert "accepted 1, rejected 0, of 1 changed" in result.output
     assert changes([recording]) == []
 
@@ -94,18 +95,21 @@ def test_expectation_of_joins_text_and_rejected_content() -> None:
     }
 
 
-def test_bless_shows_each_change_as_a_diff_of_full_lines(recording: Path) -> None:
-    write_expectation(recording, {"text": "stale", "calls": [], "reasoning": ""})
+def test_bless_shows_each_change_as_a_word_and_call_diff_of_full_lines(recording: Path) -> None:
+    stale = {"name": "get_weather", "arguments": {"city": "London", "days": 2}}
+    write_expectation(recording, {"text": "stale", "calls": [stale], "reasoning": ""})
     result = CliRunner().invoke(main, ["bless", str(recording)])
     assert result.exit_code == 0, result.output
     assert f"{recording}: blessed" in result.output
-    assert '-  "text": "stale"' in result.output
-    # the current text, in one line however long (the output is not a terminal)
-    assert any(
-        line.startswith('+  "text": ') and len(line) > 80 for line in result.output.splitlines()
-    )
+    lines = result.output.splitlines()
+    # the text as a word diff, in one line however long (the output is not a terminal)
+    (text,) = [line for line in lines if line.startswith("text: ")]
+    assert text.startswith("text: [-stale-]{+The weather in the city") and len(text) > 80
+    assert text.endswith("of the city of.+}")
+    assert '~ call 0 (get_weather) argument \'city\': "London" → "Paris"' in lines
+    assert "- call 0 (get_weather) argument 'days': 2" in lines
     again = CliRunner().invoke(main, ["bless", str(recording)])
-    assert f"{recording}: unchanged" in again.output and "@@" not in again.output
+    assert f"{recording}: unchanged" in again.output and "[-" not in again.output
 
 
 def test_bless_dry_run_shows_the_diff_and_writes_nothing(recording: Path) -> None:
@@ -114,6 +118,7 @@ def test_bless_dry_run_shows_the_diff_and_writes_nothing(recording: Path) -> Non
     before = recording.read_bytes()
     result = CliRunner().invoke(main, ["bless", str(recording), "--dry-run"])
     assert result.exit_code == 0, result.output
-    assert f"{recording}: would change" in result.output and '-  "text": "stale"' in result.output
+    assert f"{recording}: would change" in result.output
+    assert "text: [-stale-]{+The weather" in result.output
     assert result.output.rstrip().endswith("1 would change; nothing written (--dry-run)")
     assert recording.read_bytes() == before

@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from tcr.cli import main
-from tcr.corpora import ROOT, bundled
+from tcr.corpora import ROOT
 from tcr.corpus import Frame, new_header, write_recording
 from tcr.dialects import BY_ID
 from tcr.errors import EXIT_ERROR, EXIT_OK, EXIT_VIOLATION

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from rich.console import Console
 
 from tcr.commands.show import show
-from tcr.corpus import new_header, read_recording, write_recording
+from tcr.corpus import Frame, new_header, read_recording, write_recording
 from tcr.detector.core import StreamDetector
 from tcr.detector.events import Detector
 from tcr.errors import TcrError
@@ -361,18 +361,31 @@ def test_render_without_colour_draws_chunk_boundaries_and_invisible_characters(
 ) -> None:
     text = rendered(summary_of(sse_file))
 
-    assert "Let me check.··↵\n│<│tool│_c│all>│↵\n" in text
-    assert "│</tool│_call>" in text
-    assert "chunk boundaries: │" in text
+    assert "Let me check.··↵\n¦<¦tool¦_c¦all>¦↵\n" in text
+    assert "¦</tool¦_call>" in text
+    assert "chunk boundaries: ¦ (a ¦ in the stream: ⟨U+00A6⟩)" in text
 
 
-def test_render_in_colour_shades_chunks_instead_of_separating_them(sse_file: Path) -> None:
+def test_a_broken_bar_in_the_stream_is_drawn_by_its_code_point_not_as_a_boundary(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "bar.msgpack"
+    write_recording(path, new_header("chunks"), [Frame(0, "a¦b"), Frame(1, "c")])
+
+    content = rendered(summarize(path)).split("Content: ")[1].split("Detector events")[0]
+
+    assert "a⟨U+00A6⟩b¦c" in content
+
+
+def test_render_in_colour_shades_chunks_and_separates_them_as_the_tui_does(
+    sse_file: Path,
+) -> None:
     console = Console(record=True, width=100, color_system="truecolor", force_terminal=True)
     render(summary_of(sse_file), console)
     plain, styled = console.export_text(clear=False), console.export_text(styles=True)
 
-    assert "Let me check.··↵\n<tool_call>↵\n" in plain
-    assert "│<│" not in plain
+    assert "Let me check.··↵\n¦<¦tool¦_c¦all>¦↵\n" in plain
+    assert "chunk boundaries: ¦ over alternating shades" in plain
     assert "\x1b[" in styled and "48;" in styled  # background colours
 
 
@@ -577,7 +590,7 @@ def test_show_frames_n_cuts_the_content_to_its_first_and_last_chunks(long_file: 
     text = rendered(summarize(long_file), frames_limit=4, chunks_limit=4)
     content = text.split("Content: ")[1].split("Detector events")[0]
 
-    assert "\nw0 │w1 \n… 296 chunks elided (1,374 characters)\nw298 │w299·\n" in content
+    assert "\nw0 ¦w1 \n… 296 chunks elided (1,374 characters)\nw298 ¦w299·\n" in content
     assert "w2 " not in content and "w297 " not in content
 
 
@@ -586,7 +599,7 @@ def test_without_frames_the_command_shows_the_whole_content(long_file: Path) -> 
 
     assert (default.exit_code, cut.exit_code) == (0, 0)
     assert "260 frames elided" in default.stdout and "chunks elided" not in default.stdout
-    assert "│w150 │" in default.stdout.split("Content: ")[1]
+    assert "¦w150 ¦" in default.stdout.split("Content: ")[1]
     assert "296 chunks elided" in cut.stdout and "w150 " not in cut.stdout
 
 

@@ -19,6 +19,14 @@ def test_weather_native_json_is_the_native_tool_calls_request() -> None:
     assert json.loads((EXAMPLES / "weather_native.json").read_text()) == native_request("auto")
 
 
+def test_tools_json_declares_the_native_request_s_tools_as_tcr_record_reads_them() -> None:
+    from tcr.recorder.request import load_tools
+
+    tools = json.loads((EXAMPLES / "tools.json").read_text())
+    assert tools == native_request("auto")["tools"]
+    assert load_tools(EXAMPLES / "tools.json") == tools
+
+
 def test_every_dialect_recording_is_what_the_script_asks_for_today() -> None:
     """The grammars read from the records still send the requests the recordings were made by."""
     from tcr.corpora import ROOT

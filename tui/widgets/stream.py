@@ -27,7 +27,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from tcr.detector.formats import FORMATS, alternation
-from tcr.replay.show import visible
+from tcr.replay.show import BOUNDARY, visible
 
 from ..model import Run, StepView
 
@@ -41,11 +41,9 @@ __all__ = [
     "step_spans",
 ]
 
-# Drawn between two chunks. Not "│": models draw tables and trees with it, and the
-# pane's own border is one. A "¦" in the content is drawn as its code point instead.
-BOUNDARY = "¦"
+# BOUNDARY ("¦", shared with tcr show) is drawn between two chunks; visible() draws a
+# "¦" in the content by its code point.
 _BOUNDARY_CELL = frozenset({"boundary"})
-_BOUNDARY_ESCAPED = f"⟨U+{ord(BOUNDARY):04X}⟩"
 
 # Opening markers that may open anywhere and every closing marker: what the
 # pane emphasises. bare_json's "{" would light up every brace, so it is left out.
@@ -64,7 +62,7 @@ def marker_spans(text: str, low: int = 0, high: int | None = None) -> list[Span]
 
 @cache
 def _glyph(char: str) -> str:
-    return _BOUNDARY_ESCAPED if char == BOUNDARY else visible(char)
+    return visible(char)
 
 
 @cache
