@@ -97,7 +97,7 @@ def load_seeds(
             skipped.append(str(error))
             continue
         if len(seed.text) > MAX_TEXT:
-            skipped.append(f"{seed.name}: {len(seed.text):,} characters, over {MAX_TEXT:,}")
+            skipped.append(f"{_short(path)}: {len(seed.text):,} characters, over {MAX_TEXT:,}")
         elif seed.text:
             kept = labelled(seed, claim or EVERYTHING)
             unlabelled += kept is None
@@ -165,6 +165,17 @@ def _knowing_dialects(seed: Seed) -> Seed:
 
 def _truth_of(events: Sequence[Event]) -> Truth | None:
     return Truth.from_expectation(expectation_of(events).to_map())
+
+
+def _short(path: Path) -> str:
+    """A recording as a line of the report names it: a bundled one relative to the bundled
+    corpora (``regressions/…``), any other as the user would type it."""
+    from tcr.corpora import ROOT
+
+    try:
+        return path.resolve().relative_to(ROOT.resolve()).as_posix()
+    except ValueError:
+        return _shown(path)
 
 
 def _shown(path: Path) -> str:
