@@ -128,11 +128,7 @@ def _render_cause(finding: Grouped[Finding], console: Console) -> None:
     with the command that replays its saved recording; how many examples showed it."""
     first, *others = finding.shown
     if len(finding.items) > 1:
-        name = str(finding.cause)
-        if not finding.cause.check:
-            name += f" ({', '.join(finding.checks)})"
-        if len(finding.dialects) > 1:
-            name += f" in {_plural(len(finding.dialects), 'dialect')}"
+        name = finding.name
         examples = sum(f.count for f in finding.items)
         console.print(
             f"\n[bold red]{escape(name)}[/]: {_plural(len(finding.items), 'signature')}, "
@@ -144,7 +140,7 @@ def _render_cause(finding: Grouped[Finding], console: Console) -> None:
     if others:
         console.print("  in the other dialects:", highlight=False)
     for other in others:
-        shown = f"{other.signature.dialect or 'no dialect told'} ({other.signature})"
+        shown = f"{other.signature.dialect or 'no dialect told'} ({other.signature.label})"
         command = other.replay_command or repr(list(other.case.chunks))
         console.print(f"    {escape(shown)}: {escape(command)}", soft_wrap=True, highlight=False)
     rest = finding.rest("--sarif")

@@ -20,7 +20,7 @@ from tcr._runtime.report_files import write_sarif_log
 from tcr.corpora import ROOT
 from tcr.findings import Grouped
 from tcr.oracle import CHECKS, Check
-from tcr.signature import PROXY_NOTE, TIMEOUT
+from tcr.signature import PROXY_NOTE, PROXY_ONLY, TIMEOUT
 
 from .model import Failure, FindingGroup, Outcome, Report
 
@@ -251,6 +251,7 @@ def _render_finding(console: Console, finding: Grouped[FindingGroup]) -> None:
         for group in others:
             f = group.first[1]
             shown = f"{group.signature.dialect or 'no dialect told'} ({group.signature.check})"
+            shown += f" {PROXY_ONLY}" if group.signature.proxy else ""
             console.print(
                 f"    {escape(shown)}: {escape(f.reproducer)}", soft_wrap=True, highlight=False
             )
@@ -279,15 +280,7 @@ def _heading(finding: Grouped[FindingGroup]) -> str:
     where = f"{_plural(recordings, 'recording')}, {_plural(strategies, 'strategy')}"
     if len(groups) == 1:
         return f"{groups[0].signature.label}: {where}"
-    name = str(finding.cause)
-    if not finding.cause.check:
-        name += f" ({', '.join(finding.checks)})"
-    dialects = finding.dialects
-    if len(dialects) > 1:
-        name += f" in {_plural(len(dialects), 'dialect')}"
-    elif dialects:
-        name += f" in {dialects[0]}"
-    return f"{name}: {where}"
+    return f"{finding.name}: {where}"
 
 
 def _render_failure(console: Console, outcome: Outcome, failure: Failure) -> None:

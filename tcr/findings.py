@@ -48,17 +48,19 @@ T = TypeVar("T", bound=_Signed)
 @dataclass(frozen=True, slots=True)
 class Cause:
     """A finding's name: the shape of a split (``split-in-opener``), or the check, kind and
-    shape of a failure with none (``expected/missing ToolCall@whole``)."""
+    shape of a failure with none (``expected/missing ToolCall@whole``). Whether the split
+    falls inside a special token (``Signature.proxy``) is not part of it: the same missed
+    split is one bug whether the marker is one token or several, and the finding says in
+    which dialects only a proxy makes it (``Grouped.name``)."""
 
     shape: str
     check: str = ""
     kind: str = ""
-    proxy: bool = False  # the split falls inside a special token: only a proxy makes it
 
     def __str__(self) -> str:
         if not self.check:
-            return f"{self.shape} ({PROXY_ONLY})" if self.proxy else self.shape
-        return Signature(self.check, self.kind, "", self.shape, self.proxy).label
+            return self.shape
+        return str(Signature(self.check, self.kind, "", self.shape))
 
 
 # The checks of a detector's events: a split makes them fail together. A crash, a time
@@ -71,8 +73,8 @@ _OF_EVENTS = frozenset(
 
 def cause(found: Signature) -> Cause:
     if found.shape not in ("", WHOLE) and found.check in _OF_EVENTS:
-        return Cause(found.shape, proxy=found.proxy)  # a split a proxy makes is another cause
-    return Cause(found.shape, found.check, found.kind, found.proxy)
+        return Cause(found.shape)
+    return Cause(found.shape, found.check, found.kind)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,14 +86,35 @@ class Grouped(Generic[T]):
 
     @property
     def shown(self) -> tuple[T, ...]:
-        """One item per dialect, in the order the dialects were found: of a dialect's
-        signatures, the first check's (conservation, invariance, … as ``Check`` lists them)."""
+        """One item per dialect, in the order the dialects were found, those a real engine's
+        chunking shows first (not only when a proxy re-chunks): of a dialect's signatures, the
+        first check's (conservation, invariance, … as ``Check`` lists them)."""
         best: dict[str, T] = {}
         for item in self.items:
             dialect = item.signature.dialect
             if dialect not in best or _rank(item) < _rank(best[dialect]):
                 best[dialect] = item
-        return tuple(best.values())
+        return tuple(sorted(best.values(), key=lambda i: i.signature.proxy))
+
+    @property
+    def name(self) -> str:
+        """The finding as its heading names it: ``split-in-opener (invariance, no_leak,
+        expected) in 17 dialects, 14 of them only when a proxy re-chunks``."""
+        name = str(self.cause)
+        if not self.cause.check:
+            name += f" ({', '.join(self.checks)})"
+        dialects = self.dialects
+        if len(dialects) > 1:
+            name += f" in {len(dialects)} dialects"
+        elif dialects:
+            name += f" in {dialects[0]}"
+        proxied = {i.signature.dialect for i in self.items if i.signature.proxy}
+        proxied -= {i.signature.dialect for i in self.items if not i.signature.proxy}
+        if proxied and len(proxied) == len(set(i.signature.dialect for i in self.items)):
+            name += f" ({PROXY_ONLY})"
+        elif proxied:
+            name += f", {len(proxied)} of them {PROXY_ONLY}"
+        return name
 
     @property
     def first(self) -> T:

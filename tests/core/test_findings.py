@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -112,3 +112,16 @@ def test_the_signatures_not_shown_are_counted_by_check() -> None:
     )
     (alone,) = group([Item(MISSED)])
     assert alone.rest("--json") == ""
+
+
+def test_a_split_only_a_proxy_makes_is_the_same_finding_and_says_where() -> None:
+    token = Signature("invariance", "missing ToolCall", "kimi_k2", OPENER, proxy=True)
+    fence = Signature("invariance", "missing ToolCall", "fenced_json", OPENER)
+    (finding,) = group([Item(token), Item(fence)])
+    # the dialect an engine's own chunking can break is shown first
+    assert [i.signature for i in finding.shown] == [fence, token]
+    assert finding.name == (
+        "split-in-opener (invariance) in 2 dialects, 1 of them only when a proxy re-chunks"
+    )
+    (proxied,) = group([Item(token), Item(replace(token, dialect="hermes"))])
+    assert proxied.name.endswith("in 2 dialects (only when a proxy re-chunks)")
