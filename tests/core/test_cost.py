@@ -21,6 +21,7 @@ from tcr.signature import key
 
 SETTINGS = Settings(start=512, largest=1 << 14, min_seconds=0.02)
 HERMES_THINK = Claim(frozenset({"hermes", "think"}))
+HERMES = Claim(frozenset({"hermes"}))
 PER_CHAR = 1e-4  # virtual seconds per character fed: 512 characters take 0.05 s
 
 
@@ -281,3 +282,37 @@ def test_detector_that_raises_on_the_probe_skips_the_check_saying_why() -> None:
 
 def test_finding_signature_is_check_kind_dialect_at_the_probe_chunking() -> None:
     assert SHAPE == "fixed:8"
+
+
+def test_slow_runs_while_plain_text_is_probed_alone_do_not_take_the_dialect_away() -> None:
+    # The first four runs of plain text alone at 4n take 3x their time (the machine busy
+    # for a moment): measured twice with two runs a size, text would look superlinear and
+    # the quadratic Hermes blocks be reported with no dialect. Text that grows is measured
+    # again with every repeat, pooled, before it names nothing.
+    clock = VirtualClock()
+    slowed = {"runs": 0, "smallest": 0}
+
+    class BusyAtFirst(Charging):
+        opened = False
+        started = 0.0
+
+        def feed(self, chunk: str) -> list[Event]:
+            if not self.fed:
+                self.started = clock.now
+            events = super().feed(chunk)
+            self.opened = self.opened or self.block >= 0
+            return events
+
+        def finish(self) -> list[Event]:
+            if not self.opened:
+                smallest = slowed["smallest"] = min(slowed["smallest"] or self.fed, self.fed)
+                if self.fed >= 2 * smallest and slowed["runs"] < 4:
+                    slowed["runs"] += 1
+                    clock.now += 2 * (clock.now - self.started)
+            return []
+
+    cost = measure_cost(
+        lambda: BusyAtFirst(clock, in_blocks), claim=HERMES, clock=clock, settings=SETTINGS
+    )
+    assert slowed["runs"] == 4
+    assert [v.dialect for v in cost.violations] == ["hermes"]
