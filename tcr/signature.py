@@ -31,7 +31,7 @@ Pure: markers come from the dialect table, nothing runs a detector.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -62,6 +62,7 @@ __all__ = [
     "signature",
     "special_markers",
     "special_split",
+    "split_rank",
 ]
 
 PROXY_ONLY = "only when a proxy re-chunks"  # what a finding that cuts a special token says
@@ -255,11 +256,19 @@ def shape(chunks: Sequence[str]) -> str:
     return min((_where(split, places) for split in splits), key=SHAPES.index)
 
 
+def split_rank(text: str) -> Callable[[int], int]:
+    """How little a split of ``text`` at an offset says: its place's index in ``SHAPES``
+    (``tcr.minimize`` moves a split to the least telling place that still fails)."""
+    places = _places(text)
+    return lambda at: SHAPES.index(_where(at, places))
+
+
 _Places = tuple[list[tuple[int, int]], list[tuple[int, int]], list[tuple[int, int]]]
 
 
 def _places(text: str) -> _Places:
-    """Opening markers, closing markers and block bodies of ``text``, as spans."""
+    """Opening markers, the closing markers that end a block, and block bodies of ``text``,
+    as spans (a fence or a ``</think>`` in prose closes nothing: a split in it is in text)."""
     openers: list[tuple[int, int]] = []
     closers: list[tuple[int, int]] = []
     bodies: list[tuple[int, int]] = []
@@ -269,11 +278,10 @@ def _places(text: str) -> _Places:
         if match.group() in SHARING:
             openers.append(span)
             body_start = span[1] if body_start is None else body_start
-        else:
+        elif body_start is not None:  # a closer outside a block is text
             closers.append(span)
-            if body_start is not None:
-                bodies.append((body_start, span[0]))
-                body_start = None
+            bodies.append((body_start, span[0]))
+            body_start = None
     partial = _PARTIAL_OPENER_RE.search(text) if _PARTIAL_OPENER_RE else None
     if partial is not None and (not openers or partial.start() >= openers[-1][1]):
         openers.append(partial.span())  # a marker cut off by the end of the input

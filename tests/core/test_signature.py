@@ -55,6 +55,10 @@ def test_a_signature_is_hashable_and_equal_by_value() -> None:
         (["a", f" {HERMES} b"], "split-in-text"),
         (["hello <tool", "_c"], "split-in-opener"),  # a marker cut off by the end
         (["hello <tool_", "c"], "split-in-opener"),
+        # a closing marker outside any block is text: a fence in prose, a stray </think>
+        (["Here:\n``", "`python\nprint(1)\n```"], "split-in-text"),
+        (["Here:\n```", "python\nprint(1)\n```"], "split-in-text"),
+        (["ok </thi", "nk> then"], "split-in-text"),
     ],
 )
 def test_shape_says_where_the_split_falls(chunks: list[str], expected_shape: str) -> None:
