@@ -26,6 +26,8 @@ merged report keeps one per coarse key, with the counts added.
 
 from __future__ import annotations
 
+import contextlib
+
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -56,6 +58,7 @@ from tcr.signature import (
     signature,
     special_markers,
     special_split,
+    split_rank,
 )
 from tcr.snippet import regression_test
 from tcr.time_limit import check_timeout
@@ -668,7 +671,9 @@ def _finding(search: _Search, checker: CaseChecker, report: FuzzReport) -> Findi
     # Over the time limit, each try could take the whole limit again: shown as found.
     if len(case.chunks) > 1 and target.kind != TIMEOUT:
         try:
-            shrunk = minimize_splits(case.chunks, fails, budget=2000, keep_whole=markers)
+            shrunk = minimize_splits(
+                case.chunks, fails, budget=2000, keep_whole=markers, rank=split_rank
+            )
             case = replace(case, chunks=tuple(shrunk))
             violations = checker.check(case) or violations
         except NotFailing:  # it failed a moment ago: the detector answers at random
@@ -676,7 +681,14 @@ def _finding(search: _Search, checker: CaseChecker, report: FuzzReport) -> Findi
     if not flaky and target.check not in _KEEPS_TEXT and target.kind != TIMEOUT:
         shorter = _shortest(case, checker, target, markers)
         if shorter is not None:
-            case, violations = shorter, checker.check(shorter) or violations
+            case = shorter
+            # settled again in the shorter text, as replaying the saved case will settle it
+            with contextlib.suppress(NotFailing):
+                shrunk = minimize_splits(
+                    case.chunks, fails, budget=500, keep_whole=markers, rank=split_rank
+                )
+                case = replace(case, chunks=tuple(shrunk))
+            violations = checker.check(case) or violations
     violation = next((v for v in violations if key(v) == target.key), violations[0])
     if flaky:
         violation = replace(violation, message=f"{violation.message} ({FLAKY})")

@@ -44,6 +44,7 @@ from tcr.signature import (
     shaped,
     signature,
     special_markers,
+    split_rank,
 )
 from tcr.snippet import regression_test
 from tcr.stream import Decoded, decode, decode_bytes
@@ -347,7 +348,11 @@ class Replay:
             markers = special_markers(target.dialect, self.judge.claim)
             try:
                 chunks = minimize_splits(
-                    chunks, self.fails(target), budget=MINIMIZE_BUDGET, keep_whole=markers
+                    chunks,
+                    self.fails(target),
+                    budget=MINIMIZE_BUDGET,
+                    keep_whole=markers,
+                    rank=split_rank,
                 )
             except NotFailing:  # it failed a moment ago: the detector answers at random
                 flaky = replace(violation, message=f"{violation.message} ({FLAKY})")

@@ -16,6 +16,14 @@ drops splits the result cuts none. So a minimal chunking cuts a special token on
 when the failure needs it, and that is the finding that happens "only when a
 proxy re-chunks" (``tcr.signature``).
 
+Where a split settles (``rank``): ddmin keeps a split where it was found, and one
+failure often fails for a whole run of neighbouring offsets (any split in the
+preamble before a marker, say). Each remaining split is then moved, within the
+failing run of offsets around it (found by bisection, so a few calls), to the
+least telling place in it: a split at a marker's edge that fails as well one
+character into the text is reported as a split in the text. So one bug reads as
+one shape whichever offset a chunking happened to cut at.
+
 Sans-I/O: the caller's predicate runs the detector and decides what "fails the same
 way" means (the same check, say). A predicate that raises propagates: wrapping a
 detector crash into a verdict is the caller's business, not a search result.
@@ -33,6 +41,7 @@ __all__ = [
     "Minimized",
     "NotFailing",
     "Predicate",
+    "Rank",
     "minimize",
     "minimize_splits",
     "minimize_text",
@@ -40,6 +49,10 @@ __all__ = [
 
 Predicate = Callable[[Sequence[str]], bool]
 """True when this chunking still fails the same way as the one being minimized."""
+
+Rank = Callable[[str], Callable[[int], int]]
+"""Of a text, how little a split at each offset says: higher is less telling (a split in
+plain text says less than one inside a marker, ``tcr.signature.split_rank``)."""
 
 _Items = tuple[int, ...]
 
@@ -197,6 +210,58 @@ def _shrink_splits(search: _Search, text: str, splits: _Items) -> _Items:
     return _ddmin(splits, lambda subset: search.fails(text, subset))
 
 
+_NEAR = 32
+
+
+def _settle(
+    search: _Search,
+    text: str,
+    splits: _Items,
+    rank: Callable[[int], int],
+    keep_whole: Sequence[tuple[int, int]],
+) -> _Items:
+    """Each split moved to the least telling offset of the failing run around it (within
+    ``_NEAR`` characters: where a split falls relative to a marker is told nearby)."""
+    settled = list(splits)
+    try:
+        for i, split in enumerate(splits):
+            low = max(settled[i - 1] + 1 if i else 1, split - _NEAR)
+            high = min(splits[i + 1] - 1 if i + 1 < len(splits) else len(text) - 1, split + _NEAR)
+            if all(rank(at) <= rank(split) for at in range(low, high + 1)):
+                continue  # nothing near says less: no run of the detector
+
+            def fails_at(at: int, i: int = i) -> bool:
+                return search.fails(text, (*settled[:i], at, *settled[i + 1 :]))
+
+            left = _edge(split, low, fails_at)
+            right = _edge(split, high, fails_at)
+            places = [
+                at
+                for at in range(left, right + 1)
+                if not any(a < at < b for a, b in keep_whole)
+            ]
+            best = max(places, key=lambda at: (rank(at), -abs(at - split)), default=split)
+            if rank(best) > rank(split) and fails_at(best):
+                settled[i] = best
+    except _OutOfBudget:
+        pass
+    return tuple(settled)
+
+
+def _edge(start: int, limit: int, fails_at: Callable[[int], bool]) -> int:
+    """The farthest offset from ``start`` towards ``limit`` that still fails, by bisection
+    (exact when the failing offsets around ``start`` are one run, as they usually are)."""
+    good, far = start, limit
+    step = 1 if limit > start else -1
+    while (far - good) * step > 0:
+        mid = good + ((far - good) * step + 1) // 2 * step
+        if fails_at(mid):
+            good = mid
+        else:
+            far = mid - step
+    return good
+
+
 def _shrink_text(search: _Search, text: str, splits: _Items) -> tuple[str, _Items]:
     # The items are character positions; a subset keeps those characters, each in the
     # chunk it came from. Chunks left empty vanish, so neighbouring splits merge.
@@ -231,19 +296,23 @@ def minimize(
     text_too: bool,
     budget: int | None = None,
     keep_whole: Sequence[str] = (),
+    rank: Rank | None = None,
 ) -> Minimized:
     """The fewest split points that still fail; with ``text_too``, then the shortest text.
 
     ``budget`` caps predicate calls across all phases; when it runs out the best
     chunking found so far is returned. ``keep_whole``: special-token markers a split
     falls inside only when the failure needs it (module docstring). Raises
-    ``NotFailing`` (a ``ValueError``) when ``chunks`` does not fail. Deterministic
+    ``NotFailing`` (a ``ValueError``) when ``chunks`` does not fail. ``rank``: where each
+    split settles (module docstring). Deterministic
     for a deterministic predicate.
     """
     search, text, splits = _start(chunks, fails, budget)
     original = (text, splits)
     splits = _tokens_whole(search, text, splits, keep_whole)
     splits = _shrink_splits(search, text, splits)
+    if rank is not None:
+        splits = _settle(search, text, splits, rank(text), special_spans(text, keep_whole))
     if text_too and not search.exhausted:
         # Text only after splits: with few chunks left, each text test is a cheaper run,
         # and the few surviving splits pin down which characters the failure needs.
@@ -258,10 +327,13 @@ def minimize_splits(
     *,
     budget: int | None = None,
     keep_whole: Sequence[str] = (),
+    rank: Rank | None = None,
 ) -> list[str]:
     """The same text cut at a 1-minimal set of the split points that still fails
-    (``keep_whole``: as ``minimize`` takes it)."""
-    shrunk = minimize(chunks, fails, text_too=False, budget=budget, keep_whole=keep_whole)
+    (``keep_whole`` and ``rank``: as ``minimize`` takes them)."""
+    shrunk = minimize(
+        chunks, fails, text_too=False, budget=budget, keep_whole=keep_whole, rank=rank
+    )
     return list(shrunk.chunks)
 
 

@@ -6,7 +6,7 @@ How replay uses it: ARCHITECTURE.md §7.4.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import accumulate
 
 import pytest
@@ -202,3 +202,36 @@ def test_two_culprit_splits_are_found_exactly(culprits: set[int], others: set[in
     chunks = split_at(TEXT, sorted(others | culprits))
     shrunk = minimize_splits(chunks, lambda c: culprits <= offsets_of(c))
     assert offsets_of(shrunk) == culprits
+
+
+# --- where a split settles ----------------------------------------------------------
+
+# A failure that needs some text before the marker in an earlier chunk: any split in
+# "Sure. " fails, or at the marker's edge (a preamble settles the decision).
+PREAMBLE = "Sure. <tool_call>x</tool_call>"
+MARKER = PREAMBLE.index("<")
+
+
+def preamble_settles(chunks: Sequence[str]) -> bool:
+    return len(chunks) > 1 and 0 < len(chunks[0]) <= MARKER
+
+
+def telling(text: str) -> Callable[[int], int]:
+    """How telling a split at an offset is, as ``tcr.signature`` ranks places: inside the
+    marker (0), at its edge (1), in the text before it (2)."""
+    return lambda at: 0 if MARKER < at < MARKER + 11 else 1 if at == MARKER else 2
+
+
+def test_a_split_settles_where_the_failure_needs_the_least_telling_place() -> None:
+    at_edge = [PREAMBLE[:MARKER], PREAMBLE[MARKER:]]
+    shrunk = minimize_splits(at_edge, preamble_settles, rank=telling)
+    assert preamble_settles(shrunk)
+    assert len(shrunk[0]) < MARKER  # in the text: the marker's edge was not what it needed
+
+
+def test_a_split_that_needs_its_place_stays_there() -> None:
+    def inside_marker(chunks: Sequence[str]) -> bool:
+        return len(chunks) > 1 and MARKER < len(chunks[0]) < MARKER + 11
+
+    start = [PREAMBLE[: MARKER + 4], PREAMBLE[MARKER + 4 :]]
+    assert minimize_splits(start, inside_marker, rank=telling) == start
