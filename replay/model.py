@@ -192,8 +192,12 @@ class Report:
     def causes(self) -> list[Grouped[FindingGroup]]:
         """The distinct findings: the signatures grouped by cause across checks and dialects
         (``tcr.findings``); what the text report shows."""
-        runs = [{f.signature for f in o.failures} for o in self.rows if o.failures]
-        return group(self.findings, runs)
+        # A recording's strategies together are one run: its whole run failing is what an
+        # invariance failure of another strategy is compared with (tcr.findings.symptoms).
+        runs: dict[str, set[Signature]] = {}
+        for outcome, failure in self.failures:
+            runs.setdefault(outcome.path, set()).add(failure.signature)
+        return group(self.findings, list(runs.values()))
 
     @property
     def exit_code(self) -> int:

@@ -25,7 +25,7 @@ this decides from the signatures alone, nothing is run again.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
@@ -154,11 +154,21 @@ def _check_rank(found: Signature) -> int:
 
 
 def symptoms(runs: Sequence[Collection[Signature]]) -> dict[Signature, Signature]:
-    """Each signature that is a symptom, mapped to the one it is a symptom of: one of an
-    earlier check, in the same dialect (or any, when the symptom's could not be told) and
-    shape, shown by every run that shows it.
+    """Each signature that is a symptom, mapped to the one it is a symptom of (which may be
+    one itself: ``group`` follows the chain).
 
-    ``runs`` are the signatures each run showed (a recording under one strategy, a fuzz
+    A symptom shows only where its primary does: a signature of an earlier check, in the
+    same shape and dialect (or any, when the symptom's could not be told), shown by every
+    run that shows it. Two more:
+
+    - a symptom told in no dialect may show with any of one cause's signatures (an
+      undeclared call dropped loses its text in each dialect; the missing text it expects
+      is told in none);
+    - a chunking whose events differ from the whole run's (``invariance``) where the whole
+      run itself fails, in that dialect: the chunked run may be the right one (two calls
+      merged only when one chunk completes both), so it is the whole run's finding.
+
+    ``runs`` are the signatures each run showed (a recording under its strategies, a fuzz
     case), in the order found.
     """
     seen: dict[Signature, set[int]] = {}
@@ -168,20 +178,44 @@ def symptoms(runs: Sequence[Collection[Signature]]) -> dict[Signature, Signature
     ordered = sorted(seen, key=_check_rank)
     folded: dict[Signature, Signature] = {}
     for found in ordered:
+        primary = _primary(found, ordered, seen)
+        if primary is not None:
+            folded[found] = primary
+    return folded
+
+
+def _primary(
+    found: Signature, ordered: Sequence[Signature], seen: Mapping[Signature, set[int]]
+) -> Signature | None:
+    rows = seen[found]
+    earlier = [
+        other
+        for other in ordered
+        if _check_rank(other) < _check_rank(found)
+        and found.dialect in ("", other.dialect)
+        and other.shape == found.shape
+    ]
+    primary = next((other for other in earlier if rows <= seen[other]), None)
+    if primary is None and not found.dialect:
+        covered: dict[Cause, set[int]] = {}
+        first: dict[Cause, Signature] = {}
+        for other in earlier:
+            covered.setdefault(cause(other), set()).update(seen[other])
+            first.setdefault(cause(other), other)
+        primary = next((first[c] for c, rows_of in covered.items() if rows <= rows_of), None)
+    if primary is None and found.check == Check.INVARIANCE and found.shape not in ("", WHOLE):
         primary = next(
             (
                 other
                 for other in ordered
-                if _check_rank(other) < _check_rank(found)
+                if other.shape == WHOLE
+                and other.check in _OF_EVENTS - {Check.INVARIANCE}
                 and found.dialect in ("", other.dialect)
-                and other.shape == found.shape
-                and seen[found] <= seen[other]
+                and rows <= seen[other]
             ),
             None,
         )
-        if primary is not None:
-            folded[found] = folded.get(primary, primary)
-    return folded
+    return primary
 
 
 def group(items: Sequence[T], runs: Sequence[Collection[Signature]] = ()) -> list[Grouped[T]]:
@@ -192,7 +226,10 @@ def group(items: Sequence[T], runs: Sequence[Collection[Signature]] = ()) -> lis
     named = {item.signature for item in items}
     causes: dict[Cause, list[T]] = {}
     for item in items:
-        primary = folded.get(item.signature)
-        found = primary if primary in named else item.signature
+        found = item.signature
+        # a symptom's primary may be one itself (a leak of a chunking that differs from a
+        # wrong whole run); no cycle: each step is to an earlier check, or split to whole
+        while folded.get(found) in named:
+            found = folded[found]
         causes.setdefault(cause(found), []).append(item)
     return [Grouped(c, tuple(found)) for c, found in causes.items()]
