@@ -60,9 +60,9 @@ class Repertoire:
         return self.lexicon.opener_re
 
     @property
-    def json_at_start(self) -> bool:
-        """Whether JSON at message start may open a block (a claimed ``bare_json``)."""
-        return "{" in self.lexicon.at_start
+    def at_start(self) -> tuple[str, ...]:
+        """The claim's openers that open a block at message start only (``{``, ``[``…)."""
+        return self.lexicon.at_start
 
     def all_text(self, tools: tuple[str, ...] | None) -> bool:
         """Whether the claim parses nothing for these declared tools (``tools=[]`` as text)."""

@@ -243,7 +243,7 @@ class _Writer:
 
     def __init__(self, repertoire: Repertoire) -> None:
         self.markers = repertoire.markers  # the claim's openers: never in text
-        self.json_at_start = repertoire.json_at_start
+        self.at_start = repertoire.at_start
         self.text: list[str] = []
         self.shown: list[str] = []
         self.calls: list[Call] = []
@@ -269,8 +269,8 @@ class _Writer:
         markers = self.markers
         run = defuse(self.run, markers)
         self.run = ""
-        if self.json_at_start and self.blank and run.lstrip().startswith("{"):
-            run = "." + run  # would open bare JSON
+        if self.blank and run.lstrip().startswith(self.at_start):
+            run = "." + run  # would open bare JSON, a call list, … (policy 3)
         if self.fenceless and FENCE_DONE_RE.match(run + following):
             run = "." + run  # would be read as the missing fence
         found = None if markers is None else markers.search(run + following)

@@ -158,8 +158,13 @@ def signature(
 
 
 def shaped(found: Signature, chunks: Sequence[str], *, claim: Claim = EVERYTHING) -> Signature:
-    """``found``'s key with the shape of ``chunks`` and whether they cut a special token."""
-    proxy = bool(special_split(chunks, special_markers(found.dialect, claim)))
+    """``found``'s key with the shape of ``chunks`` and whether they cut a special token.
+
+    A crash is the detector's, not its dialect's: the dialect at its offset is only where
+    it surfaced (a crash in ``finish()`` sits in the last block), so any claimed special
+    token the chunks cut counts."""
+    dialect = "" if found.check == "crash" else found.dialect
+    proxy = bool(special_split(chunks, special_markers(dialect, claim)))
     return Signature(found.check, found.kind, found.dialect, shape(chunks), proxy)
 
 

@@ -74,6 +74,11 @@ class Rules:
         self.quote = quote
         self.brace = Tokens(("{",))
         self.balanced = Tokens(('"', "{", "}", "[", "]"))
+        # Python literals: either quote opens a string; brackets count only when the
+        # balancing one ends the block.
+        brackets = ("{", "}", "[", "]") if first.closing is Closing.BALANCED else ()
+        self.python_out = Tokens(('"', "'", *brackets, *closes))
+        self.single_in = Tokens(("'",), extra=r"\\.", partials=("\\",))
         # Message-start JSON (an answer_like dialect) at depth 1: keys are watched.
         self.call_shape = Tokens(('"', "{", "}", "[", "]", ":", ","))
         self.key_start = Tokens((), extra=r"\S")
@@ -145,12 +150,14 @@ class Block:
         "depth",
         "dialect",
         "group",
+        "heading",
         "in_string",
         "keys",
         "length",
         "lexer",
         "opener",
         "parts",
+        "quote",
         "rules",
         "tail",
     )
@@ -165,8 +172,13 @@ class Block:
         self.length = len(opener)  # raw characters in parts
         self.carry = ""  # a possibly split token at the end: scanned again with the next chunk
         self.in_string = False
+        self.quote = '"'  # the PYTHON lexer's: the quote that opened the current string
         self.depth = 0
-        self.keys = _KeyWatch() if self.dialect.answer_like else None
+        watch = self.dialect.answer_like and self.dialect.first_lexer is BodyLexer.BALANCED
+        self.keys = _KeyWatch() if watch else None
+        # Policy 8: while every dialect of the group has a head and none is complete yet,
+        # the body may turn out to be no call's at all.
+        self.heading = all(d.head is not None for d in self.group)
         self.tail = ""  # FENCED: what follows the balancing bracket, while it may be a fence
         self.awaiting_fence = False  # FENCED: the body is done, the fence may follow
         self.lexer = self.dialect.first_lexer
@@ -201,6 +213,7 @@ class Block:
         """Nothing in ``chunk`` can end the block or settle it: the hot path (policy 4)."""
         return (
             not self.carry
+            and not self.heading
             and not self.awaiting_fence
             and (self.keys is None or self.keys.capture is None)
             and self.current_tokens().busy_re.search(chunk) is None
@@ -226,6 +239,10 @@ class Block:
             return r.quoted_in if self.in_string else r.quoted_out
         if lexer is BodyLexer.BEFORE_BRACE:
             return r.brace
+        if lexer is BodyLexer.PYTHON:
+            if not self.in_string:
+                return r.python_out
+            return r.string_in if self.quote == '"' else r.single_in
         if self.in_string:
             return r.string_in
         if self.keys is not None and self.depth == 1:
@@ -244,6 +261,10 @@ class Block:
         keys = self.keys
         i = 0
         n = len(s)
+        if self.heading:
+            settled = self._head(s)
+            if settled is not None:
+                return settled, 0, "not_a_call", n
         while i < n:
             tokens = self.current_tokens()
             m = tokens.regex.search(s, i)
@@ -279,13 +300,22 @@ class Block:
                 self.lexer = BodyLexer.BALANCED
                 i = m.start()
                 continue
+            if lexer is BodyLexer.PYTHON and tok in ('"', "'"):
+                self.in_string = True
+                self.quote = tok
+                i = m.end()
+                continue
             if tok == '"' or tok == self.rules.quote:
                 self.in_string = True
                 if lexer is BodyLexer.BALANCED and self.depth == 1 and keys is not None:
                     keys.start_string()
                 i = m.end()
                 continue
-            if lexer is BodyLexer.BALANCED:
+            if lexer is BodyLexer.PYTHON:  # a bracket: only a BALANCED block has them as tokens
+                self.depth += 1 if tok in "{[" else -1
+                if self.depth <= 0:
+                    return m.end(), 0, None, n
+            elif lexer is BodyLexer.BALANCED:
                 if keys is not None and keys.expect_key and self.depth == 1:
                     # The next thing in a call object must be a key or its end.
                     if tok != "}":
@@ -304,6 +334,25 @@ class Block:
                     keys.last_key = None
             i = m.end()
         return None, 0, None, n
+
+    def _head(self, s: str) -> int | None:
+        """Where in ``s`` the body is certain to be no call (policy 8), or None.
+
+        The block ends just past the first character no dialect's head allows, so the
+        cut depends on the text alone, never on its chunking. Looked at only while the
+        head is undecided: a bounded number of characters.
+        """
+        seen = self.length - len(self.opener)
+        body = self.joined()[len(self.opener) :] + s
+        reach = 0
+        for dialect in self.group:
+            assert dialect.head is not None
+            verdict = dialect.head.verdict(body)
+            if verdict is None:
+                self.heading = dialect.head.done.match(body) is None
+                return None
+            reach = max(reach, verdict)
+        return reach + 1 - seen
 
     def _decide(self, first: str) -> BodyLexer:
         """Pick the body lexer from the body's first non-space character.

@@ -205,12 +205,22 @@ class StreamDetector:
             if m is None:
                 self._emit(s, out)
                 return ""
-            self._at_start = False
             start = m.start()
-            for marker in self._lex.at_start:  # policy 3: bare JSON opens only at message start
-                if s.startswith(marker, start):
-                    self._emit(s[:start], out)
-                    return self._open(marker, s, start, start + len(marker))
+            hold_re = self._lex.start_hold_re
+            if hold_re is not None and hold_re.match(s, start):
+                # "<|python_" may become an at-start opener, "[T" [TOOL_CALLS] or a
+                # pythonic "[TOOL(…)]": wait for the text, still at message start.
+                self._emit(s[:start], out)
+                self._pending = s[start:]
+                self._go("prefix")
+                return ""
+            self._at_start = False
+            opener_re = self._lex.opener_re
+            if opener_re is None or not opener_re.match(s, start):
+                for marker in self._lex.at_start:  # policy 3: these open only at message start
+                    if s.startswith(marker, start):
+                        self._emit(s[:start], out)
+                        return self._open(marker, s, start, start + len(marker))
         opener_re = self._lex.opener_re
         m = None if opener_re is None else opener_re.search(s)
         if m is not None:

@@ -139,6 +139,11 @@ class Lexicon:
     # printing side must leave its fast path. Searched from the first trigger character,
     # one C-level search instead of two and a Python call (bench_detector.py, markup rows).
     stop_re: re.Pattern[str] | None
+    # At message start, a proper prefix (to the end of the text) of an at-start opener
+    # ("<|python_" of "<|python_start|>") or of a distinctive one that begins with an
+    # at-start one ("[T" of "[TOOL_CALLS]" beside "["): held, the start kept, until the
+    # text says which marker it is (policy 1 before policy 3).
+    start_hold_re: re.Pattern[str] | None
 
 
 def _lexicon(dialects: tuple[Dialect, ...]) -> Lexicon:
@@ -152,16 +157,19 @@ def _lexicon(dialects: tuple[Dialect, ...]) -> Lexicon:
     opener_re = alternation(distinctive) if distinctive else None
     partial_opener_re = prefix_regex(m[:-1] for m in distinctive)
     stops = [p.pattern for p in (opener_re, partial_opener_re) if p is not None]
+    at_start = tuple(m for m, g in sharing.items() if not g[0].anywhere)
+    shadowing = [d for d in distinctive if any(d.startswith(a) for a in at_start)]
     return Lexicon(
         ids=frozenset(d.id for d in dialects),
         sharing=sharing,
         distinctive=distinctive,
-        at_start=tuple(m for m, g in sharing.items() if not g[0].anywhere),
+        at_start=at_start,
         holdback_bound=max((len(m) for m in sharing), default=1) - 1,
         opener_re=opener_re,
         partial_opener_re=partial_opener_re,
         trigger_re=re.compile(f"[{re.escape(firsts)}]") if firsts else None,
         stop_re=re.compile("|".join(stops)) if stops else None,
+        start_hold_re=prefix_regex(m[:-1] for m in (*at_start, *shadowing)),
     )
 
 

@@ -28,6 +28,7 @@ __all__ = [
     "Draws",
     "Example",
     "Grammar",
+    "Head",
     "Kind",
     "Model",
     "RegressionCase",
@@ -67,6 +68,34 @@ class BodyLexer(Enum):
     QUOTED = "quoted"  # closing marker only outside strings of the dialect's own quote token
     BEFORE_BRACE = "before_brace"  # a name and its tags before the {…} that balances
     BALANCED = "balanced"  # ends at the bracket balancing the first one
+    # Python literals: strings in either quote with backslash escapes; with
+    # ``Closing.BALANCED`` it ends at the balancing bracket, else at a closing marker
+    # outside a string (pythonic call lists; JSON reads the same way under it).
+    PYTHON = "python"
+
+
+@dataclass(frozen=True, slots=True)
+class Head:
+    """How every call body of a dialect begins, so that one that cannot be a call is
+    settled early (policy 8: a ``[`` that opens a prose list is released, not held).
+
+    ``viable``'s greedy match at the body's start is the longest prefix a call body can
+    begin with; once ``done`` matches there, the body is a call as far as the head goes.
+    A head still undecided after ``most`` characters is no call's (names are short).
+    """
+
+    viable: re.Pattern[str]
+    done: re.Pattern[str]
+    most: int = 128
+
+    def verdict(self, body: str) -> int | None:
+        """``None`` while ``body`` may still begin a call (or does); else how long the
+        longest prefix of ``body`` is that still might."""
+        if self.done.match(body):
+            return None
+        m = self.viable.match(body)
+        reach = min(0 if m is None else m.end(), self.most)
+        return None if reach >= len(body) else reach
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,6 +297,7 @@ class Dialect:
     lexer_otherwise: BodyLexer = BodyLexer.PLAIN
     quote: str = ""  # the QUOTED lexer's string delimiter (a token, no escapes)
     owns: Callable[[str], bool] = _any_body  # this block body is this dialect's
+    head: Head | None = None  # how its call bodies begin (an answer_like opener's early verdict)
     model_seeds: tuple[str, ...] = ()  # model-name patterns that usually write it
     tokens: tuple[str, ...] = ()  # body tokens where chunk boundaries matter
     markup: tuple[str, ...] = ()  # marker text fuzz puts inside argument strings

@@ -100,11 +100,11 @@ def test_a_foreign_harness_claiming_an_unknown_dialect_is_one_line() -> None:
     code = (
         "import sys\n"
         "for line in sys.stdin:\n"
-        '    print(\'{"ok": true, "claim": {"dialects": ["llama4_pythonic"]}}\', flush=True)\n'
+        '    print(\'{"ok": true, "claim": {"dialects": ["made_up_dialect"]}}\', flush=True)\n'
     )
     factory = command_factory(shlex.join([sys.executable, "-c", code]))
     with factory, pytest.raises(TcrError) as caught:
         resolve_detector(factory)
     assert str(caught.value).startswith(
-        "ProcessDetector.tcr_claim: unknown dialect 'llama4_pythonic'; known: "
+        "ProcessDetector.tcr_claim: unknown dialect 'made_up_dialect'; known: "
     )
