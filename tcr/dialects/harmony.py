@@ -25,10 +25,14 @@ accept, and so what this record reads:
 
 A call is one message, so a block holds one call; several calls are several
 blocks. The ``analysis`` channel is reasoning (``harmony_analysis``); ``final``
-and ``commentary`` messages without a recipient are what the user is shown, and
-stay text here with their headers: tcr's events have no span for framing that is
-consumed but shown nowhere. Every marker is a special token of the
-o200k_harmony vocabulary.
+and ``commentary`` messages without a recipient are what the user is shown. Their
+headers stay text here: tcr's events have no span for framing that is consumed
+but shown nowhere. The content llama-server streams for gpt-oss with
+``reasoning_format: none`` is just this shape (its parser keeps the analysis
+message verbatim and drops the final header), and the engines' trigger is
+`` to=functions.``, so a message to a built-in tool (``to=python``) or
+gpt-oss-20b's stray ``<|channel|>commentary to=assistant`` opens nothing. Every
+marker is a special token of the o200k_harmony vocabulary.
 """
 
 from __future__ import annotations
@@ -77,41 +81,39 @@ PREFIX = "functions."
 
 # Where the recipient may stand (llama.cpp's tool_call1/tool_call2 headers): in the
 # channel header, on commentary or analysis, or in the role header before the channel;
-# a later message of the turn starts with its own <|start|>assistant.
-CHANNEL_TO = f"{CHANNEL}commentary to="
-ANALYSIS_TO = f"{CHANNEL}analysis to="
-ROLE_TO = f"{ASSISTANT} to="
+# a later message of the turn starts with its own <|start|>assistant. The openers end
+# in "functions." as the engines' triggers do: a built-in tool's message (to=python,
+# to=browser.search) is no function call, and gpt-oss-20b's stray
+# "<|channel|>commentary to=assistant" before its analysis must not swallow it.
+CHANNEL_TO = f"{CHANNEL}commentary to={PREFIX}"
+ANALYSIS_TO = f"{CHANNEL}analysis to={PREFIX}"
+ROLE_TO = f"{ASSISTANT} to={PREFIX}"
 OPENERS = (CHANNEL_TO, ANALYSIS_TO, ROLE_TO, ASSISTANT + CHANNEL_TO, ASSISTANT + ANALYSIS_TO)
 
 # After the opener: the name, the channel when the recipient was in the role header,
 # an optional content type (" <|constrain|>json", " json"), then <|message|>.
 _HEADER_RE = re.compile(
-    rf"(?P<recipient>[^<\s]+)(?:{re.escape(CHANNEL)}(?:commentary|analysis))?"
+    rf"(?P<name>[^<\s]+)(?:{re.escape(CHANNEL)}(?:commentary|analysis))?"
     rf"(?:\s*(?:{re.escape(CONSTRAIN)})?[A-Za-z0-9_-]+)?\s*{re.escape(MESSAGE)}"
 )
 
-# How a call goes wrong: arguments that are no object, a built-in tool's recipient
-# (gpt-oss's browser and python tools are not functions), no <|message|> at all.
-_FLAVORS = ("call", "call", "call", "array_arguments", "builtin", "no_message")
-_BUILTINS = ("browser.search", "python", "container.exec")
+# How a call goes wrong: arguments that are no object, no <|message|> before them.
+_FLAVORS = ("call", "call", "call", "array_arguments", "no_message")
 
 
 # --- reading ---------------------------------------------------------------------
 
 
 def _parse(body: str) -> list[ParsedCall]:
-    """``functions.NAME[<|channel|>commentary][ <|constrain|>json]<|message|>{…}``
+    """``NAME[<|channel|>commentary][ <|constrain|>json]<|message|>{…}``, after ``to=functions.``
 
     The JSON is decoded from where it starts, so a marker inside one of its strings
     is content (policy 4); only white space may follow it.
     """
     header = _HEADER_RE.match(body)
     if header is None:
-        raise BodyError("malformed", f"no functions.NAME …{MESSAGE} header in {body[:40]!r}")
-    recipient = header["recipient"]
-    if not recipient.startswith(PREFIX):
-        raise BodyError("malformed", f"recipient {recipient[:40]!r} is no functions.NAME")
-    name = check_name(recipient.removeprefix(PREFIX), "in to=functions.NAME")
+        raise BodyError("malformed", f"no NAME …{MESSAGE} header in {body[:40]!r}")
+    name = check_name(header["name"], "in to=functions.NAME")
     value, end = decode_at(body, skip_space(body, header.end()))
     if body[end:].strip():
         raise BodyError("malformed", f"text after the arguments at offset {end}")
@@ -135,9 +137,8 @@ def _render(draws: Draws, tools: Tools) -> Rendered:
     content_type = draws.option(0, (f" {CONSTRAIN}json", CONSTRAIN + "json", " json", ""))
     closer = draws.option(1, (CALL, CALL, END))
     args = draws.arguments()
-    recipient = draws.option(2, _BUILTINS) if flavor == "builtin" else PREFIX + name
     channel = f"{CHANNEL}commentary" if variant == "role" else ""
-    header = recipient + channel + content_type + ("" if flavor == "no_message" else MESSAGE)
+    header = name + channel + content_type + ("" if flavor == "no_message" else MESSAGE)
     written: object = [args] if flavor == "array_arguments" else args
     body = BodyText()
     body.add(header + json_text(written, draws.style()), fragile=True)
@@ -159,9 +160,9 @@ def message(name: str, arguments: str, *, role: bool = False) -> str:
     """A call message as gpt-oss writes one after the turn's first: its own <|start|>assistant,
     the recipient in the channel header (with <|constrain|>json) or in the role header."""
     if role:
-        head = f"{ASSISTANT} to={PREFIX}{name}{CHANNEL}commentary json"
+        head = f"{ROLE_TO}{name}{CHANNEL}commentary json"
     else:
-        head = f"{ASSISTANT}{CHANNEL}commentary to={PREFIX}{name} {CONSTRAIN}json"
+        head = f"{ASSISTANT}{CHANNEL_TO}{name} {CONSTRAIN}json"
     return f"{head}{MESSAGE}{arguments}{CALL}"
 
 
@@ -177,7 +178,7 @@ def _gbnf(text: str) -> str:
     return '"' + text.replace('"', '\\"') + '"'
 
 
-_CALL_HEAD = f"{ASSISTANT}{CHANNEL}commentary to={PREFIX}get_weather {CONSTRAIN}json{MESSAGE}"
+_CALL_HEAD = f"{ASSISTANT}{CHANNEL_TO}get_weather {CONSTRAIN}json{MESSAGE}"
 
 
 def plan_then_call(head: str) -> Callable[[str], dict[str, Any]]:
@@ -209,7 +210,7 @@ DIALECT = Dialect(
     render=_render,
     example=Example(
         "",
-        f'{CHANNEL_TO}{PREFIX}get_weather {CONSTRAIN}json{MESSAGE}{{"city":"Paris"}}' + CALL,
+        f'{CHANNEL_TO}get_weather {CONSTRAIN}json{MESSAGE}{{"city":"Paris"}}' + CALL,
         "",
         (_PARIS,),
     ),

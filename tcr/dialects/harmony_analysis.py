@@ -33,6 +33,7 @@ from tcr.dialects.harmony import (
     END,
     GPT_OSS,
     MESSAGE,
+    ROLE_TO,
     TOKENS,
     analysis,
     message,
@@ -55,8 +56,8 @@ def _render(draws: Draws, tools: Tools) -> Rendered:
     return Rendered(DIALECT.id, variant, opener, text, END, "", (), False, fragile)
 
 
-_MENTION = f"{CHANNEL_TO}functions.get_weather"
-_ROLE_HEAD = f"{ASSISTANT} to=functions.get_weather{CHANNEL}commentary json{MESSAGE}"
+_MENTION = f"{CHANNEL_TO}get_weather"
+_ROLE_HEAD = f"{ROLE_TO}get_weather{CHANNEL}commentary json{MESSAGE}"
 
 
 _PLAN = f"The user wants the weather in Paris. I will write {_MENTION} next."
@@ -96,6 +97,42 @@ DIALECT = Dialect(
             tools=("get_weather",),
             calls=(Call("get_weather", {"city": "Paris"}),),
             reasoning=_PLAN,
+        ),
+        RegressionCase(
+            file="harmony_analysis_in_content.msgpack",
+            bug="harmony-analysis-in-content",
+            note=(
+                "Dialect harmony_analysis: llama-server with reasoning_format none streams "
+                "gpt-oss's analysis message verbatim in the content and the final answer "
+                "without its header; the answer is the only text."
+            ),
+            model=GPT_OSS,
+            ask="What is the capital of Australia?",
+            text=analysis("Capital of Australia: Canberra, not Sydney.")
+            + "The capital of Australia is Canberra.",
+            tools=None,
+            shown="The capital of Australia is Canberra.",
+            reasoning="Capital of Australia: Canberra, not Sydney.",
+            extra=(("reasoning_format", "none"),),
+        ),
+        RegressionCase(
+            file="harmony_stray_commentary.msgpack",
+            bug="harmony-stray-commentary",
+            note=(
+                "Dialect harmony_analysis: gpt-oss-20b's stray <|channel|>commentary "
+                "to=assistant before its analysis (llama.cpp's GPT-OSS parser skips it); a "
+                "parser that opens a call on ' to=' reads the analysis as a broken call and "
+                "shows the reasoning to the user."
+            ),
+            model=GPT_OSS,
+            ask="What is the weather in Paris?",
+            text=f"{CHANNEL}commentary to=assistant"
+            + analysis("The user wants the weather in Paris.")
+            + message("get_weather", '{"city":"Paris"}'),
+            tools=("get_weather",),
+            shown=f"{CHANNEL}commentary to=assistant",
+            calls=(Call("get_weather", {"city": "Paris"}),),
+            reasoning="The user wants the weather in Paris.",
         ),
     ),
     parser_names=("openai_gptoss",),

@@ -98,7 +98,7 @@ def test_a_call_ends_on_call_on_end_or_with_the_stream(closer: str) -> None:
 
 @pytest.mark.parametrize("name", ["github.create_issue", "shell-exec", "météo"])
 def test_dotted_hyphenated_and_unicode_names_are_kept_whole(name: str) -> None:
-    assert parsed(f"functions.{name}{MESSAGE}{{}}") == [(name, {})]
+    assert parsed(f"{name}{MESSAGE}{{}}") == [(name, {})]
 
 
 def test_markers_inside_an_argument_string_are_content() -> None:
@@ -113,23 +113,37 @@ def test_markers_inside_an_argument_string_are_content() -> None:
 @pytest.mark.parametrize(
     ("body", "reason"),
     [
-        (f'functions.f {CONSTRAIN}json{{"a": 1}}', "malformed"),  # no <|message|>
-        (f"browser.search{MESSAGE}{{}}", "malformed"),  # a built-in tool, no function
-        (f"python{MESSAGE}print(1)", "malformed"),
-        (f"functions.{MESSAGE}{{}}", "malformed"),  # no name
-        (f'functions.f{MESSAGE}{{"a": 1', "malformed"),
-        (f"functions.f{MESSAGE}[1]", "not_a_call"),
-        (f"functions.f{MESSAGE}{{}} and more", "malformed"),
-        (f"functions.f{MESSAGE}", "malformed"),  # no arguments
+        (f'f {CONSTRAIN}json{{"a": 1}}', "malformed"),  # no <|message|>
+        (f"{MESSAGE}{{}}", "malformed"),  # no name
+        (f"f {CONSTRAIN}python{MESSAGE}print(1)", "malformed"),  # not JSON
+        (f'f{MESSAGE}{{"a": 1', "malformed"),
+        (f"f{MESSAGE}[1]", "not_a_call"),
+        (f"f{MESSAGE}{{}} and more", "malformed"),
+        (f"f{MESSAGE}", "malformed"),  # no arguments
     ],
 )
 def test_a_body_that_is_not_a_call_is_rejected(body: str, reason: str) -> None:
     with pytest.raises(BodyError) as caught:
         parse_body("harmony", body)
     assert caught.value.reason == reason
-    opener = f"{CHANNEL}commentary to="
+    opener = f"{CHANNEL}commentary to=functions."
     (rejected,) = [e for e in run([opener + body + CALL]) if isinstance(e, Rejected)]
     assert rejected.reason == reason and rejected.content == body
+
+
+@pytest.mark.parametrize("recipient", ["python", "browser.search", "assistant"])
+def test_a_message_to_no_function_is_text(recipient: str) -> None:
+    # Built-in tools are no functions (vLLM, llama.cpp and SGLang all trigger on
+    # " to=functions."); gpt-oss-20b writes a stray "to=assistant" header before its analysis.
+    text = f"{CHANNEL}commentary to={recipient}{MESSAGE}print(1){CALL}"
+    assert run([text]) == [Text(text)]
+
+
+def test_the_stray_commentary_header_leaves_the_analysis_reasoning() -> None:
+    stray = f"{CHANNEL}commentary to=assistant"
+    events = run([stray + ANALYSIS + "Plan." + END + call_message("f", "{}")])
+    assert shown(events) == stray and reasoning(events) == ["Plan."]
+    assert calls(events) == [("f", {})]
 
 
 def test_markers_inside_the_analysis_never_open_a_call() -> None:
