@@ -135,7 +135,8 @@ def _render(draws: Draws, tools: Tools) -> Rendered:
     calls = Calls(draws, tools, most=1, flavors=_FLAVORS)
     name, flavor = calls.names[0], calls.flavor
     content_type = draws.option(0, (f" {CONSTRAIN}json", CONSTRAIN + "json", " json", ""))
-    closer = draws.option(1, (CALL, CALL, END))
+    # <|call|> is a stop token, so the stream often ends on the JSON: such a block is kept last.
+    closer = draws.option(1, (CALL, CALL, END, ""))
     args = draws.arguments()
     channel = f"{CHANNEL}commentary" if variant == "role" else ""
     header = name + channel + content_type + ("" if flavor == "no_message" else MESSAGE)
