@@ -120,7 +120,8 @@ DIALECT = Dialect(
             bug="harmony-stray-commentary",
             note=(
                 "Dialect harmony_analysis: gpt-oss-20b's stray <|channel|>commentary "
-                "to=assistant before its analysis (llama.cpp's GPT-OSS parser skips it); a "
+                "to=assistant before its analysis (llama.cpp's PEG GPT-OSS parser, "
+                "common/chat-parsers/gpt-oss.cpp, skips it); a "
                 "parser that opens a call on ' to=' reads the analysis as a broken call and "
                 "shows the reasoning to the user."
             ),
