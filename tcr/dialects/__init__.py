@@ -81,6 +81,8 @@ _FAMILIES = (
     "functiongemma",
     "command_r7b",
     "command_r7b_think",
+    "harmony",
+    "harmony_analysis",
 )
 
 

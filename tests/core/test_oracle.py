@@ -143,7 +143,7 @@ def test_duplicated_released_prefix_is_conservation_at_that_step() -> None:
 
 
 def test_holding_everything_breaks_the_holdback_bound_at_the_first_step_over_it() -> None:
-    text = "the quick brown fox jumps over the lazy dog"
+    text = "the quick brown fox jumps over the lazy dog, " * 3  # longer than the bound
     chunks = next(parse_strategy("fixed:5").chunkings(text)).chunks
     violation = only(verdict_of(HoldsEverything, chunks))
     assert violation.check == "holdback"
@@ -168,7 +168,7 @@ def test_holding_a_block_is_not_holding_back() -> None:
 
 def test_text_held_after_a_long_block_breaks_the_bound_at_its_chunk() -> None:
     # Steps inside the block skip the block lookup; the text after it must not be missed.
-    text = "ab" + WEATHER * 20 + "the quick brown fox jumps over the lazy dog"
+    text = "ab" + WEATHER * 20 + "the quick brown fox jumps over the lazy dog, " * 3
     whole = run_trace(ToyDetector(), [text])
     (violation,) = holdback(run_trace(HoldsEverything(), tuple(text)), whole)
     assert violation.chunk == len("ab" + WEATHER * 20) + HOLDBACK_BOUND - 2

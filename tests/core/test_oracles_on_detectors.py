@@ -77,7 +77,7 @@ def test_duplicated_flushed_prefix_is_a_conservation_violation_where_it_repeats(
 
 
 def test_text_held_until_finish_breaks_the_holdback_bound_as_soon_as_it_passes_it() -> None:
-    found = violations("holds_all_text", ["abcd"] * 10)
+    found = violations("holds_all_text", ["abcd"] * (HOLDBACK_BOUND // 2))
     first_over = HOLDBACK_BOUND // 4  # 4 * (first_over + 1) characters held > the bound
     assert [(v.check, v.chunk) for v in found] == [("holdback", first_over)]
     assert f"holds back {4 * (first_over + 1)} characters" in found[0].message
@@ -106,7 +106,7 @@ def test_text_held_until_finish_breaks_the_holdback_bound_as_soon_as_it_passes_i
         ),
         (
             "holds_non_call_json",
-            ['{"answer": 42}', " and a long sentence after it."],
+            ['{"answer": 42}', " and a sentence after it, long enough to pass the holdback bound."],
             {},
             "holdback",
         ),

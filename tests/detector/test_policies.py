@@ -17,14 +17,14 @@ CALL = '<tool_call>{"name": "f", "arguments": {"x": 1}}</tool_call>'
 def test_holdback_never_exceeds_longest_marker_minus_one() -> None:
     text = (
         "a <|python_ta <tool_cal ```json\n [TOOL_CALL <think <|tool_cal <|tool_calls_section_begi "
-        "<minimax:tool_cal b"
+        "<minimax:tool_cal <|start|>assistant<|channel|>commentary to=functions b"
     )
     detector = StreamDetector()
     for ch in text:
         detector.feed(ch)
         assert len(detector.state.pending) <= HOLDBACK_BOUND
-    # Kimi K2's section marker is the longest opening marker.
-    assert len("<|tool_calls_section_begin|>") - 1 == HOLDBACK_BOUND
+    # Harmony's later call message is the longest opening marker.
+    assert len("<|start|>assistant<|channel|>commentary to=functions.") - 1 == HOLDBACK_BOUND
 
 
 def test_plain_text_is_emitted_at_once() -> None:
