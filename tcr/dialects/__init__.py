@@ -64,6 +64,8 @@ _FAMILIES = (
     "kimi_k2",
     "deepseek_v3",
     "deepseek_v31",
+    "deepseek_v32",
+    "step3",
     "internlm",
     "think",
     "minimax_m2",
