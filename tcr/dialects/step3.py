@@ -21,9 +21,10 @@ element, so one ``XmlCalls`` row (``tcr.dialects._xml``) spells it: the call
 element runs from ``<｜tool_call_begin｜>`` to ``<｜tool_call_end｜>``. Values are
 text typed by the tool's schema (both engines' ``_cast_arguments`` /
 ``get_argument_type``). vLLM's special tokens are the four section and call
-markers (``SPECIAL_TOKENS``); there is no Step-3 parser in llama.cpp's
-common/chat*.cpp, so no native recording. Step-3's reasoning is ``<think>``
-(dialect ``think``).
+markers (``SPECIAL_TOKENS``). llama.cpp's common/chat*.cpp has no Step-3
+parser of its own, but its template-derived one reads the markup from a template
+that renders it (scripts/templates/step3.jinja: the native recordings). Step-3's
+reasoning is ``<think>`` (dialect ``think``).
 """
 
 from __future__ import annotations
