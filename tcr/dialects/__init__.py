@@ -66,6 +66,7 @@ _FAMILIES = (
     "deepseek_v31",
     "deepseek_v32",
     "step3",
+    "longcat",
     "internlm",
     "think",
     "minimax_m2",

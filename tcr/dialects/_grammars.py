@@ -36,7 +36,7 @@ TIME = '"{\\"name\\": \\"get_time\\", \\"arguments\\": {\\"tz\\": \\"CET\\"}}"'
 CITY_ARGUMENTS = '"{\\"city\\": " city "}"'
 TZ_ARGUMENTS = '"{\\"tz\\": \\"CET\\"}"'
 # Where the model's own city goes in a block written for ``city_block``.
-CITY = "\x00"
+CITY = "\ue000"  # private use: no model writes it (JSON keeps it with ensure_ascii=False)
 
 
 def call_map(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
