@@ -157,8 +157,12 @@ def signature(
 
 
 def shaped(found: Signature, chunks: Sequence[str], *, claim: Claim = EVERYTHING) -> Signature:
-    """``found``'s key with the shape of ``chunks`` and whether they cut a special token."""
-    proxy = bool(special_split(chunks, special_markers(found.dialect, claim)))
+    """``found``'s key with the shape of ``chunks`` and whether they cut a special token.
+
+    A crash names no event, so its dialect is only where it was raised (the block at its
+    offset): a cut in any claimed dialect's special token may have caused it."""
+    dialect = "" if found.check == "crash" else found.dialect  # Check.CRASH (a cycle to import)
+    proxy = bool(special_split(chunks, special_markers(dialect, claim)))
     return Signature(found.check, found.kind, found.dialect, shape(chunks), proxy)
 
 
