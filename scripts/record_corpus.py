@@ -83,6 +83,9 @@ NATIVE_TEMPLATES = {
     "seed_oss.jinja": ("native_seed_oss", "Seed-OSS <seed:tool_call>"),
     "minimax_m2.jinja": ("native_minimax_m2", "MiniMax M2 <minimax:tool_call>"),
     "gpt_oss.jinja": ("native_gpt_oss", "Harmony to=functions.NAME"),
+    "longcat.jinja": ("native_longcat", "LongCat-Flash <longcat_tool_call>"),
+    "step3.jinja": ("native_step3", "Step-3 <｜tool_calls_begin｜>"),
+    "deepseek_v32.jinja": ("native_deepseek_v32", "DeepSeek V3.2 <｜DSML｜function_calls>"),
 }
 
 

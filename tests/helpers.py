@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Iterator, Sequence
 
-from tcr.detector import Event
+from tcr.detector import Event, ToolCall
 from tcr.detector.core import StreamDetector
 from tcr.detector.events import merge_text
 
@@ -34,3 +35,8 @@ def chunkings(text: str, *, randoms: int = 200, seed: int = 0) -> Iterator[tuple
             chunks.append(text[i : i + n])
             i += n
         yield f"random#{r}", chunks
+
+
+def calls(events: Sequence[object]) -> list[tuple[str, object]]:
+    """The calls among ``events``: each name with its parsed arguments."""
+    return [(e.name, json.loads(e.arguments)) for e in events if isinstance(e, ToolCall)]

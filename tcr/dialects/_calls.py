@@ -28,6 +28,7 @@ __all__ = [
     "decode_whole",
     "json_call",
     "json_calls",
+    "matches",
     "skip_space",
     "text_arguments",
     "text_call",
@@ -254,9 +255,9 @@ def _text_value(raw: str) -> object:
     return value
 
 
-def walk(pattern: re.Pattern[str], text: str, what: str) -> list[tuple[str, str]]:
-    """Consecutive matches of a two-group pattern covering all of ``text``."""
-    found: list[tuple[str, str]] = []
+def matches(pattern: re.Pattern[str], text: str, what: str) -> list[re.Match[str]]:
+    """Consecutive matches of ``pattern`` covering all of ``text``; else ``BodyError``."""
+    found: list[re.Match[str]] = []
     pos = 0
     while pos < len(text):
         match = pattern.match(text, pos)
@@ -264,9 +265,14 @@ def walk(pattern: re.Pattern[str], text: str, what: str) -> list[tuple[str, str]
             raise BodyError(
                 "malformed", f"expected {what} at offset {pos}: {text[pos : pos + 30]!r}"
             )
-        found.append((match.group(1), match.group(2)))
+        found.append(match)
         pos = match.end()
     return found
+
+
+def walk(pattern: re.Pattern[str], text: str, what: str) -> list[tuple[str, str]]:
+    """Consecutive matches of a two-group pattern covering all of ``text``."""
+    return [(match.group(1), match.group(2)) for match in matches(pattern, text, what)]
 
 
 def text_arguments(pairs: list[tuple[str, str]]) -> str:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tcr.dialects._calls import BodyError, ParsedCall, canonical_arguments, decode_at, skip_space
-from tcr.dialects._grammars import calls_between
+from tcr.dialects._grammars import calls_between, gbnf_literal
 from tcr.dialects._record import (
     BodyLexer,
     Call,
@@ -148,10 +148,9 @@ class DeepSeekCalls:
         head, rest = written.split(name_mark)
         middle, tail = rest.split(arguments_mark)
 
-        def literal(text: str) -> str:
-            return '"' + text.replace("\n", "\\n") + '"'
-
-        gbnf = " ".join(f"{literal(head + n + middle)} {a} {literal(tail)}" for n, a in calls)
+        gbnf = " ".join(
+            f"{gbnf_literal(head + n + middle)} {a} {gbnf_literal(tail)}" for n, a in calls
+        )
         call_re = rf"{re.escape(head)}(\w+){re.escape(middle)}(\{{.*?\}}){re.escape(tail)}"
         root = f'sentence "{OPEN}" {gbnf} "{CLOSE}"'
         return Grammar(

@@ -12,7 +12,10 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from tcr.dialects._record import Grammar
+
 __all__ = [
+    "CITY",
     "CITY_ARGUMENTS",
     "TIME",
     "TZ_ARGUMENTS",
@@ -20,8 +23,10 @@ __all__ = [
     "around",
     "call_map",
     "calls_between",
+    "city_block",
     "city_call",
     "expectation",
+    "gbnf_literal",
 ]
 
 # A call as GBNF writes it: JSON with a quoted city the model chooses.
@@ -30,6 +35,8 @@ TIME = '"{\\"name\\": \\"get_time\\", \\"arguments\\": {\\"tz\\": \\"CET\\"}}"'
 # The arguments alone, for formats that write the name apart from them.
 CITY_ARGUMENTS = '"{\\"city\\": " city "}"'
 TZ_ARGUMENTS = '"{\\"tz\\": \\"CET\\"}"'
+# Where the model's own city goes in a block written for ``city_block``.
+CITY = "\ue000"  # private use: no model writes it (JSON keeps it with ensure_ascii=False)
 
 
 def call_map(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -83,3 +90,19 @@ def calls_between(
         return expectation(m[1] + m[2 + width * calls], found)
 
     return expect
+
+
+def gbnf_literal(text: str) -> str:
+    """``text`` as one GBNF string literal (quotes, backslashes and newlines escaped)."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def city_block(name: str, note: str, prompt: str, block: str, *, before: str = "") -> Grammar:
+    """A sentence and ``before``, then ``block`` exactly as the dialect's renderer writes
+    it, the model's word where ``CITY`` stands: one get_weather call, the grammar and its
+    expectation made from the same text (``before`` is shown text)."""
+    head, tail = block.split(CITY)
+    root = f"sentence {gbnf_literal(before + head)} word {gbnf_literal(tail)}"
+    return Grammar(
+        name, note, prompt, root, city_call(rf"(.*?){re.escape(head)}(\w+){re.escape(tail)}(.*)")
+    )

@@ -24,6 +24,7 @@ __all__ = [
     "Calls",
     "json_calls",
     "json_text",
+    "one_json_call",
     "rendered",
     "xml_arguments",
 ]
@@ -157,6 +158,19 @@ def rendered(
         accepted,
         tuple(body.fragile),
     )
+
+
+def one_json_call(dialect: Dialect, draws: Draws, tools: Tools) -> Rendered:
+    """One JSON call object (or a near miss) between the dialect's tags, on its own line
+    or not: Hermes's ``<tool_call>`` and the tags that copy it (LongCat)."""
+    calls = Calls(draws, tools, most=1, flavors=FLAVORS)
+    (obj,), found = json_calls(draws, calls, optional=True)
+    body = BodyText()
+    space = draws.option(0, ("\n", ""))
+    body.add(space)
+    body.add(json_text(obj, draws.style()), fragile=True)
+    body.add(space)
+    return rendered(dialect, "json", body, calls.accepted(), found)
 
 
 # --- XML-ish values (Qwen3-Coder, GLM) ------------------------------------------------

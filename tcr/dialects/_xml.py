@@ -1,19 +1,33 @@
 """Calls written as XML-ish elements with named parameters, described by their spellings.
 
 Qwen3-Coder's ``<function=N><parameter=K>V</parameter></function>``, Seed-OSS's
-(the same body in other tags) and MiniMax M2's ``<invoke name="N"><parameter
-name="K">V</parameter></invoke>`` differ only in how the two elements are
-spelled; one ``XmlCalls`` row per dialect gives the parser and the renderer.
+(the same body in other tags), MiniMax M2's ``<invoke name="N"><parameter
+name="K">V</parameter></invoke>``, Step-3's ``<steptml:invoke>`` and DeepSeek V3.2's
+DSML elements differ only in how the two elements are spelled; one ``XmlCalls``
+row per dialect gives the parser and the renderer. DSML alone says each value's
+type in the parameter element (``string="true"``: text, ``"false"``: JSON,
+``typed_by``), so its values need no schema.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from functools import cache
+from typing import Any
 
-from tcr.dialects._calls import BodyError, ParsedCall, check_name, text_call, walk
-from tcr.dialects._record import Call, Dialect, Draws, Rendered, Tools
+from tcr.dialects._calls import (
+    BodyError,
+    ParsedCall,
+    canonical_arguments,
+    check_name,
+    decode_whole,
+    matches,
+    text_call,
+    walk,
+)
+from tcr.dialects._record import Call, Closing, Dialect, Draws, Rendered, Tools
 from tcr.dialects._writing import (
     MAX_CALLS,
     XML_FLAVORS,
@@ -45,6 +59,17 @@ def _element(opening: str, quote: str, closing: str) -> re.Pattern[str]:
     )
 
 
+@cache
+def _typed_parameter(opening: str, attribute: str, closing: str) -> re.Pattern[str]:
+    """``opening`` + quoted key + ``attribute="true|false"`` + ``>``, the value, ``closing``;
+    the lookahead as in ``_element``."""
+    return re.compile(
+        rf'{re.escape(opening)}"([^"\n>]*)" {re.escape(attribute)}="(true|false)">(.*?)'
+        rf"{re.escape(closing)}\s*(?={re.escape(opening)}|\Z)",
+        re.S,
+    )
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class XmlCalls:
     """The spellings of one XML-ish dialect's body: one call element per call, each
@@ -63,6 +88,9 @@ class XmlCalls:
     bare_parameters: bool = False  # render the near miss "parameters without a call"
     wrapped: bool | None = None  # values on their own lines: always, or drawn (None)
     parameter_close: str = "</parameter>"
+    # The parameter attribute that types each value: "true" text as written, "false"
+    # JSON; "": every value is text that the tool's schema types.
+    typed_by: str = ""
 
     @property
     def tokens(self) -> tuple[str, ...]:
@@ -77,13 +105,57 @@ class XmlCalls:
         parameter = _element(self.parameter, self.quote, self.parameter_close)
         calls: list[ParsedCall] = []
         for name, inner in elements:
-            params = walk(parameter, inner.strip(), self.parameter_what)
-            calls.append(text_call(check_name(name.strip(), self.name_where), params))
+            checked = check_name(name.strip(), self.name_where)
+            if self.typed_by:
+                calls.append(self._typed_call(checked, inner.strip()))
+            else:
+                calls.append(
+                    text_call(checked, walk(parameter, inner.strip(), self.parameter_what))
+                )
         return calls
+
+    def _typed_call(self, name: str, inner: str) -> ParsedCall:
+        """A call whose parameters say their type: text kept verbatim, or one JSON value."""
+        pattern = _typed_parameter(self.parameter, self.typed_by, self.parameter_close)
+        arguments: dict[str, object] = {}
+        for match in matches(pattern, inner, self.parameter_what):
+            key, is_text, value = match.groups()
+            if not key.strip():
+                raise BodyError("malformed", "an argument with an empty name")
+            arguments[key.strip()] = value if is_text == "true" else decode_whole(value)
+        return ParsedCall(name, canonical_arguments(arguments))
 
     def _written(self, params: list[tuple[str, str, object]]) -> str:
         q, close = self.quote, self.parameter_close
-        return "".join(f"{self.parameter}{q}{key}{q}>{value}{close}\n" for key, value, _ in params)
+        return "".join(
+            f"{self.parameter}{q}{key}{q}{self._type_attribute(meant)}>{value}{close}\n"
+            for key, value, meant in params
+        )
+
+    def _element(self, name: str, params: list[tuple[str, str, object]]) -> str:
+        q = self.quote
+        return f"{self.call}{q}{name}{q}>\n{self._written(params)}{self.call_close}"
+
+    def body(self, *calls: Call) -> str:
+        """A body of ``calls`` as the renderer writes one: each element on its own line,
+        string values as they are, others as JSON."""
+        elements = (
+            self._element(
+                call.name,
+                [
+                    (key, value if isinstance(value, str) else json.dumps(value), value)
+                    for key, value in call.arguments.items()
+                ],
+            )
+            + "\n"
+            for call in calls
+        )
+        return "\n" + "".join(elements)
+
+    def _type_attribute(self, meant: object) -> str:
+        if not self.typed_by:
+            return ""
+        return f' {self.typed_by}="{"true" if isinstance(meant, str) else "false"}"'
 
     def render(self, dialect: Dialect, draws: Draws, tools: Tools) -> Rendered:
         """A block of ``dialect`` spelled by ``draws``: calls, or near misses of them."""
@@ -97,11 +169,27 @@ class XmlCalls:
             if flavor == _BARE:
                 body.add(self._written(params) or self._written([("x", "1", 1)]), fragile=True)
                 continue
-            q = self.quote
             written = "" if flavor == "missing_name" else name
-            element = f"{self.call}{q}{written}{q}>\n{self._written(params)}{self.call_close}"
-            body.add(element, fragile=True)
+            body.add(self._element(written, params), fragile=True)
             body.add("\n")
             if flavor == "call":
                 found.append(Call(name, {key: meant for key, _, meant in params}))
         return rendered(dialect, self.variant, body, calls.accepted(), tuple(found))
+
+    def dialect(self, opens: str, closes: str, **fields: Any) -> Dialect:
+        """The record of a dialect whose blocks are these call elements between ``opens`` and
+        ``closes``: parsed and rendered by this row; ``fields`` are the dialect's own."""
+        record: Dialect
+
+        def render(draws: Draws, tools: Tools) -> Rendered:
+            return self.render(record, draws, tools)
+
+        record = Dialect(
+            opens=(opens,),
+            closes=(closes,),
+            closing=Closing.MARKER,
+            parse=self.parse,
+            render=render,
+            **fields,
+        )
+        return record

@@ -22,7 +22,7 @@ from tcr.dialects._record import (
     Rendered,
     Tools,
 )
-from tcr.dialects._writing import FLAVORS, BodyText, Calls, json_calls, json_text, rendered
+from tcr.dialects._writing import one_json_call
 
 __all__ = ["DIALECT"]
 
@@ -35,14 +35,7 @@ def _owns(body: str) -> bool:
 
 
 def _render(draws: Draws, tools: Tools) -> Rendered:
-    calls = Calls(draws, tools, most=1, flavors=FLAVORS)
-    (obj,), found = json_calls(draws, calls, optional=True)
-    body = BodyText()
-    space = draws.option(0, ("\n", ""))
-    body.add(space)
-    body.add(json_text(obj, draws.style()), fragile=True)
-    body.add(space)
-    return rendered(DIALECT, "json", body, calls.accepted(), found)
+    return one_json_call(DIALECT, draws, tools)
 
 
 def _one_call(content: str) -> dict[str, object]:
