@@ -14,20 +14,27 @@ character grows with the message, which only the ``cost`` check sees (``tcr.cost
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from collections.abc import Callable, Iterable
 
+from tcr.detector.block import Block
 from tcr.detector.core import StreamDetector
 from tcr.detector.events import Event, Text, ToolCall
+from tcr.detector.formats import Lexicon, prefix_regex
 from tcr.detector.machine import FSM
 
 __all__ = [
     "BROKEN",
     "COSTLY",
+    "bytewise_partial_marker",
     "drops_pending_at_finish",
     "duplicates_flushed_prefix",
     "holds_all_text",
     "holds_non_call_json",
+    "holds_special_prefix",
     "merges_calls_in_one_chunk",
+    "name_at_chunk_edge",
     "per_chunk_closing",
     "per_chunk_markers",
     "preamble_settles",
@@ -198,11 +205,162 @@ class RejoinsBuffer(_Broken):
         return super().feed(chunk)
 
 
+# --- the newer families' shapes (issue 13) ---------------------------------------------
+
+
+class NameAtChunkEdge(_Broken):
+    """Mistral v11+'s ``[TOOL_CALLS]NAME{…}``: the name is read where the first chunk ends.
+
+    The shape of the streaming parsers that classify each delta on its own
+    (Rapid-MLX #579, vllm-mlx #631: ``_parse_streaming_tool_delta`` took what a
+    delta held before ``{`` as the name and had no memory of the boundary): once
+    the body after ``[TOOL_CALLS]`` has begun, the name is what stands before the
+    ``{`` at the end of that chunk, and it is never read again. A tokenizer that
+    streams ``get`` then ``_weather{…`` gets a call to ``get``. The arguments, the
+    verdict and everything else stay the reference's.
+    """
+
+    bug = (
+        "a [TOOL_CALLS]NAME{ name is read where the first chunk ends, so a split name is cut short"
+    )
+    dialects_named = frozenset({"mistral_v11"})  # the name stands straight before its arguments
+
+    def reset(self) -> None:
+        super().reset()
+        self._named: tuple[Block, str] | None = None  # the open block and the name read for it
+
+    def feed(self, chunk: str) -> list[Event]:
+        return self._name_calls(self._block, super().feed(chunk))
+
+    def finish(self) -> list[Event]:
+        return self._name_calls(self._block, super().finish())
+
+    def _name_calls(self, was_open: Block | None, events: list[Event]) -> list[Event]:
+        named = self._named
+        if named is not None and named[0] is was_open and self._block is not was_open:
+            # The block open before this chunk ended in it: its verdict is the first event
+            # that is not text, since text before it would have had to follow its close.
+            self._named = None
+            k = next((i for i, e in enumerate(events) if not isinstance(e, Text)), None)
+            if k is not None:
+                call = events[k]
+                if isinstance(call, ToolCall) and call.format in self.dialects_named:
+                    events[k] = dataclasses.replace(call, name=named[1])
+        block = self._block
+        if (
+            block is not None
+            and self._named is None
+            and any(d.id in self.dialects_named for d in block.group)
+        ):
+            body = (block.joined() + block.carry)[len(block.opener) :]
+            if body.strip():  # read once: a block of another dialect is never joined
+                self._named = (block, body.partition("{")[0].strip())
+        return events
+
+
+# The ADR's markers are at most 14 characters (<|python_tag|>); the newer families' special
+# tokens are longer, and a model's tokenizer may still spell them out in pieces.
+LONG_TOKEN = 16
+
+
+def _could_start(text: str, tokens: tuple[str, ...]) -> bool:
+    """``text`` is a prefix of one of ``tokens``."""
+    return any(t.startswith(text) for t in tokens)
+
+
+class HoldsSpecialPrefix(_Broken):
+    """A held start of a long special token is never released: it is dropped, not shown.
+
+    The shape of a parser that keeps a possible ``<|tool_calls_section_begin|>``
+    (``<｜tool▁calls▁begin｜>``, ``<|START_ACTION|>``…) in its buffer and, when the
+    next delta does not go on with the token, returns that delta alone as content:
+    the buffer is forgotten, and at the end of the stream nothing flushes it
+    (smg #2525: the DeepSeek-V4.1 parser's held-back ``partial_marker_suffix`` had
+    no ``flush()``, so ``"partial <"`` streamed as ``"partial "``). The reference
+    holds the same tail (policy 2) and releases it as text (policies 1, 5).
+    """
+
+    bug = "a held prefix of a long special token is dropped when the text goes on otherwise"
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self._long = tuple(
+            marker
+            for marker, group in self._lex.sharing.items()
+            if len(marker) >= LONG_TOKEN and any(marker in d.special_tokens for d in group)
+        )
+
+    def reset(self) -> None:
+        super().reset()
+        self._held = ""  # what this _print found held, while it may still be released
+
+    def _print(self, text: str, out: list[Event]) -> str:
+        held = self._pending
+        self._held = held if held and _could_start(held, self._long) else ""
+        return super()._print(text, out)
+
+    def _emit(self, text: str, out: list[Event]) -> None:
+        # The reference releases a held tail as the start of the text it emits next.
+        held, self._held = self._held, ""
+        super()._emit(text[len(held) :] if held and text.startswith(held) else text, out)
+
+    def finish(self) -> list[Event]:
+        if self._block is None and self._pending and _could_start(self._pending, self._long):
+            self._pending = ""
+            self._fsm = FSM.PRINTING
+        return super().finish()
+
+
+def _cut_in_bytes(marker: str, size: int) -> str:
+    """The characters of ``marker`` whose UTF-8 encoding fits in its first ``size`` bytes."""
+    return marker.encode()[:size].decode(errors="ignore")
+
+
+def _bytewise(lex: Lexicon) -> Lexicon:
+    partial = prefix_regex(_cut_in_bytes(m, len(m) - 1) for m in lex.distinctive)
+    stops = [p.pattern for p in (lex.opener_re, partial) if p is not None]
+    stop_re = re.compile("|".join(stops)) if stops else None
+    return dataclasses.replace(lex, partial_opener_re=partial, stop_re=stop_re)
+
+
+class BytewisePartialMarker(_Broken):
+    """The partial-opener check counts characters but cuts the marker by UTF-8 bytes.
+
+    The shape of a hold-back check written for ASCII markers in a language whose
+    strings index bytes (Rust, Go): ``for i in 1..marker.chars().count()`` with
+    ``marker.get(..i)`` (``None`` off a character boundary, so skipped) as the
+    prefix a tail must end with. For ASCII markers characters are bytes and the
+    check is right. DeepSeek's ``<｜tool▁calls▁begin｜>`` is 20 characters and 30
+    bytes (each ``｜`` and ``▁`` takes 3): the prefixes the check ever tries are
+    those within 19 bytes, ``<｜tool▁calls▁`` at most, so a marker split after its
+    ``b`` through its last ``｜`` is not held, its start is shown as text and the
+    rest of the section leaks with it. Everything else is the reference's.
+    """
+
+    bug = "a partial opener is checked by byte-cut prefixes, so a split full-width marker leaks"
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self._lex = _bytewise(self._lex)
+
+
 def _factory(cls: type[_Broken], name: str) -> Callable[..., StreamDetector]:
     def make(
-        tools: Iterable[str] | None = None, format: str | None = None, max_block: int = 1 << 20
+        tools: Iterable[str] | None = None,
+        format: str | None = None,
+        max_block: int = 1 << 20,
+        dialects: Iterable[str] | None = None,
+        empty_tools: str = "reject",
     ) -> StreamDetector:
-        return cls(tools=tools, format=format, max_block=max_block)
+        # ``dialects`` and ``empty_tools``: so ``--dialect ID`` restricts the bug's reference
+        # too, and the broken detector is judged against what it parses (ARCHITECTURE.md §5.2).
+        return cls(
+            tools=tools,
+            format=format,
+            max_block=max_block,
+            dialects=dialects,
+            empty_tools=empty_tools,
+        )
 
     make.__doc__ = cls.bug
     # Named as the module attribute it is bound to, so pickle (tcr replay --jobs)
@@ -221,6 +379,9 @@ undeclared_clears_buffer = _factory(UndeclaredClearsBuffer, "undeclared_clears_b
 preamble_settles = _factory(PreambleSettles, "preamble_settles")
 merges_calls_in_one_chunk = _factory(MergesCallsInOneChunk, "merges_calls_in_one_chunk")
 rejoins_buffer = _factory(RejoinsBuffer, "rejoins_buffer")
+name_at_chunk_edge = _factory(NameAtChunkEdge, "name_at_chunk_edge")
+holds_special_prefix = _factory(HoldsSpecialPrefix, "holds_special_prefix")
+bytewise_partial_marker = _factory(BytewisePartialMarker, "bytewise_partial_marker")
 
 # name -> factory, for the CLI and for tests that loop over every known bug
 BROKEN: dict[str, Callable[..., StreamDetector]] = {
@@ -233,6 +394,9 @@ BROKEN: dict[str, Callable[..., StreamDetector]] = {
     "undeclared_clears_buffer": undeclared_clears_buffer,
     "preamble_settles": preamble_settles,
     "merges_calls_in_one_chunk": merges_calls_in_one_chunk,
+    "name_at_chunk_edge": name_at_chunk_edge,
+    "holds_special_prefix": holds_special_prefix,
+    "bytewise_partial_marker": bytewise_partial_marker,
 }
 
 # name -> factory: right events, superlinear time (the cost check's; no event oracle sees

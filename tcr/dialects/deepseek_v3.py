@@ -121,6 +121,23 @@ DIALECT = _CALLS.dialect(
             "deepseek_v3",
         ),
         RegressionCase(
+            file="deepseek_v3_spelled_markers.msgpack",
+            bug="deepseek-v3-spelled-markers",
+            note=(
+                "Dialect deepseek_v3: the section as llama-server streams it when a grammar makes "
+                "a model without DeepSeek's special tokens spell it: <｜tool▁calls▁begin｜> in "
+                "pieces, cut after its 'begin'; a partial-marker check that cuts the marker by "
+                "UTF-8 bytes (3 for each ｜ and ▁) holds no prefix past <｜tool▁calls▁ and shows "
+                "the section as text."
+            ),
+            model="smollm2",
+            ask="What is the weather in Paris? Answer with a tool call.",
+            text=_CALLS.section("Sure. ", _PARIS),
+            tools=None,
+            shown="Sure. ",
+            calls=(_PARIS,),
+        ),
+        RegressionCase(
             file="deepseek_v3_fence_in_text.msgpack",
             bug="deepseek-v3-fence-in-text",
             note=(
