@@ -35,6 +35,7 @@ __all__ = [
     "event_dialect",
     "excerpt",
     "first_difference",
+    "same_event",
     "violation",
 ]
 
@@ -171,7 +172,8 @@ def common_prefix_length(a: str, b: str) -> int:
     return n
 
 
-def _same(a: Event, b: Event) -> bool:
+def same_event(a: Event, b: Event) -> bool:
+    """Whether two events are the same, judging everything but ``raw`` when one side has none."""
     if a == b:
         return True
     if type(a) is not type(b) or (a.raw is not None and b.raw is not None):
@@ -193,7 +195,7 @@ def first_difference(
     for index in range(max(len(mine), len(reference))):
         a = mine[index] if index < len(mine) else None
         b = reference[index] if index < len(reference) else None
-        if a is not None and b is not None and _same(a.event, b.event):
+        if a is not None and b is not None and same_event(a.event, b.event):
             continue
         chunk = a.step if a is not None else len(trace.chunks)
         offset = a.start if a is not None and a.start is not None else (b.start if b else None)
