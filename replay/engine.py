@@ -247,7 +247,7 @@ class Replay:
         started = time.perf_counter()
         chunks = self.content
         try:
-            verdict = self.judge.warm_cold(chunks)
+            verdict = self.judge.warm_cold(chunks, streamed=True)
         except FactoryError as error:
             outcome.error = str(error)
             return []

@@ -310,15 +310,26 @@ class Judge:
         )
 
     def warm_cold(
-        self, chunks: Sequence[str], *, fresh_run: tuple[Detector, Trace] | None = None
+        self,
+        chunks: Sequence[str],
+        *,
+        fresh_run: tuple[Detector, Trace] | None = None,
+        streamed: bool = False,
     ) -> Verdict:
         """Warm equals cold on one chunking (it judges the factory, not a trace).
 
         ``fresh_run``: a fresh detector's run of ``chunks`` (``run``), the cold one. On
-        the unsplit message, once ``whole`` has run, its run is the cold one."""
-        if fresh_run is None and self._whole is not None and tuple(chunks) == self._whole.chunks:
+        the unsplit message, once ``whole`` has run, its run is the cold one.
+        ``streamed``: hold no run unless a part disagrees (``warm_cold_verdict``)."""
+        whole = self._whole
+        if (
+            fresh_run is None
+            and whole is not None
+            and len(chunks) == len(whole.chunks)
+            and tuple(chunks) == whole.chunks
+        ):
             assert self._whole_detector is not None
-            fresh_run = self._whole_detector, self._whole
+            fresh_run = self._whole_detector, whole
         return warm_cold_verdict(
             self.factory,
             chunks,
@@ -326,6 +337,7 @@ class Judge:
             timeout=self.timeout,
             tool_specs=self.tool_specs,
             fresh_run=fresh_run,
+            streamed=streamed,
         )
 
 

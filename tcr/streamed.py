@@ -27,12 +27,12 @@ same text, calls and reasoning, so it passes them exactly when the whole run doe
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass
 
-from tcr._verdict import CHECKS, Check, Verdict, Violation, same_event
-from tcr.detector.events import Detector, Event, Text
+from tcr._verdict import CHECKS, Agreement, Check, Verdict, Violation
+from tcr.detector.events import Detector, Event
 from tcr.expectation import Expectation
 from tcr.oracle import (
     HeldBack,
@@ -108,7 +108,7 @@ def streamed_verdict(
     whole = reference.whole
     conserve = Check.CONSERVATION in wanted
     meter = HeldBack(whole, bound) if Check.HOLDBACK in wanted else None
-    compare = _Comparison(reference.merged) if any(c in wanted for c in _COMPARED) else None
+    compare = Agreement(reference.merged) if any(c in wanted for c in _COMPARED) else None
     emitted = received = 0
     has_raw = True
     crash: Crash | None = None
@@ -164,61 +164,3 @@ def streamed_verdict(
         else:
             ran.append(check)
     return Verdict(found, tuple(ran), skipped)
-
-
-class _Comparison:
-    """This run's events, adjacent Text merged on the way, compared with the whole run's
-    merged events as each closes; a Text run is kept as its length only."""
-
-    __slots__ = ("at", "reference", "run", "text")
-
-    def __init__(self, reference: tuple[Event, ...]) -> None:
-        self.reference = reference
-        self.at = 0  # index of the reference event the next merged event must equal
-        self.run = -1  # length of the open Text run, or -1
-        self.text = ""  # the reference Text the open run must spell
-
-    def takes(self, event: Event) -> bool:
-        """Whether the run still agrees with the reference after ``event``."""
-        if isinstance(event, Text):
-            piece = event.text
-            if not piece:  # empty Text is dropped and does not end a run (merge_placed)
-                return True
-            if self.run < 0:
-                if self.at >= len(self.reference):
-                    return False
-                ahead = self.reference[self.at]
-                if not isinstance(ahead, Text):
-                    return False
-                self.text, self.run = ahead.text, 0
-            if not self.text.startswith(piece, self.run):
-                return False
-            self.run += len(piece)
-            return True
-        if not self._closed():
-            return False
-        if self.at >= len(self.reference) or not same_event(event, self.reference[self.at]):
-            return False
-        self.at += 1
-        return True
-
-    def shown(self) -> Iterator[tuple[None, str]]:
-        """The text of each merged Text so far (the open run's too), for ``unforgiven``."""
-        for event in self.reference[: self.at]:
-            if isinstance(event, Text):
-                yield None, event.text
-        if self.run > 0:
-            yield None, self.text[: self.run]
-
-    def ended(self) -> bool:
-        """Whether the run, at its end, had every reference event and no more."""
-        return self._closed() and self.at == len(self.reference)
-
-    def _closed(self) -> bool:
-        """Close the open Text run: it must have spelled the whole reference Text."""
-        if self.run < 0:
-            return True
-        if self.run != len(self.text):
-            return False
-        self.at, self.run, self.text = self.at + 1, -1, ""
-        return True

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from messages import CASES, expectation
-from toy_detectors import ForeignAdapter, RaisesOnThirdChunk
+from toy_detectors import ForeignAdapter, ForgetfulReset, RaisesOnThirdChunk
 
 from tcr.detector.broken import BROKEN
 from tcr.detector.core import StreamDetector
@@ -101,3 +101,21 @@ def test_a_char_level_run_streamed_keeps_nothing_per_character() -> None:
         tracemalloc.stop()
     assert streamed_peak < len(text) // 4  # a held run's Text per character is ~40 bytes
     assert held_peak > 20 * len(text)
+
+
+@pytest.mark.parametrize("name", sorted(DETECTORS))
+@settings(max_examples=30, deadline=None)
+@given(message=messages())
+def test_a_streamed_warm_cold_verdict_is_the_held_ones(
+    name: str, message: tuple[str, dict[str, object] | None, list[str]]
+) -> None:
+    text, _, chunks = message
+    judge = Judge(DETECTORS[name], text, timeout=10.0)
+    assert judge.warm_cold(chunks, streamed=True) == judge.warm_cold(chunks)
+
+
+def test_a_streamed_warm_cold_finds_a_reset_that_forgets() -> None:
+    text = 'Hi <tool_call>{"name": "f", "arguments": {}}</tool_call> bye'
+    judge = Judge(ForgetfulReset, text)
+    held = judge.warm_cold(list(text))
+    assert not held.ok and judge.warm_cold(list(text), streamed=True) == held
