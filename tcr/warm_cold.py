@@ -75,24 +75,23 @@ def warm_cold_verdict(
     else:
         skipped["warm_cold.reset"] = "detector has no reset()"
 
-    learned = getattr(fresh, "format", None)
-    unseeded = _unseeded(fresh, learned, factory)
-    if unseeded:
-        skipped["warm_cold.seed"] = unseeded
-    else:
+    if _seedable(fresh, factory, skipped):
+        learned = getattr(fresh, "format", None)
         found += _seed_part(factory, tools, tool_specs, learned, cold, reference, timeout)
     return _verdict(found, skipped)
 
 
-def _unseeded(fresh: Detector, learned: object, factory: Factory) -> str | None:
-    """Why no detector can be seeded with the format ``fresh`` learned, or ``None``."""
+def _seedable(fresh: Detector, factory: Factory, skipped: dict[str, str]) -> bool:
+    """Whether a detector can be seeded with the format ``fresh`` learned; if not, why
+    goes into ``skipped``."""
+    learned = getattr(fresh, "format", None)
     if not hasattr(fresh, "format"):
-        return "detector exposes no format"
-    if learned is None:
-        return "no format identified in this message"
-    if not accepts_keyword(factory, "format"):
-        return "the factory takes no format keyword"
-    return None
+        skipped["warm_cold.seed"] = "detector exposes no format"
+    elif learned is None:
+        skipped["warm_cold.seed"] = "no format identified in this message"
+    elif not accepts_keyword(factory, "format"):
+        skipped["warm_cold.seed"] = "the factory takes no format keyword"
+    return "warm_cold.seed" not in skipped
 
 
 def _verdict(found: list[Violation], skipped: dict[str, str]) -> Verdict:
@@ -132,11 +131,8 @@ def _streamed(
             return None
     else:
         skipped["warm_cold.reset"] = "detector has no reset()"
-    learned = getattr(fresh, "format", None)
-    unseeded = _unseeded(fresh, learned, factory)
-    if unseeded:
-        skipped["warm_cold.seed"] = unseeded
-    else:
+    if _seedable(fresh, factory, skipped):
+        learned = getattr(fresh, "format", None)
         try:
             seeded = make_detector(factory, tools, tool_specs=tool_specs, format=learned)
         except FactoryError:
