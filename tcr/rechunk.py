@@ -40,6 +40,7 @@ __all__ = [
     "Chunking",
     "Cuts",
     "Strategy",
+    "joined",
     "parse_strategy",
     "special_spans",
     "split_at",
@@ -110,6 +111,12 @@ class Cuts(TupleLike, Sequence[AnyStr]):
         once and not kept."""
         return cls(text, _ends(chunks))
 
+    def joined(self) -> AnyStr:
+        """The chunks joined (the text they were cut from), with no chunk made."""
+        if self._ends is None or (self._ends and self._ends[-1] == len(self._text)):
+            return self._text
+        return self._text[: self._ends[-1] if self._ends else 0]
+
     def __len__(self) -> int:
         if self._ends is None:
             return -(-len(self._text) // self._size)
@@ -134,6 +141,11 @@ class Cuts(TupleLike, Sequence[AnyStr]):
         if self._ends is None:
             return _fixed(self._text, self._size)
         return _sliced(self._text, self._ends)
+
+
+def joined(chunks: Sequence[AnyStr], empty: AnyStr) -> AnyStr:
+    """``empty.join(chunks)``, without a tuple of every chunk when they are ``Cuts``."""
+    return chunks.joined() if isinstance(chunks, Cuts) else empty.join(chunks)
 
 
 def _ends(chunks: Iterable[AnyStr]) -> Iterator[int]:
@@ -311,7 +323,7 @@ class Strategy:
                 split_at(text, self.offsets)
             except TcrError as error:
                 raise TcrError(f"rechunk strategy {self.spec!r}: {error}") from None
-        if self.kind == "original" and original is not None and text[:0].join(original) != text:
+        if self.kind == "original" and original is not None and joined(original, text[:0]) != text:
             raise TcrError("the original chunks do not add up to the text being rechunked")
 
     def _generate(

@@ -18,6 +18,7 @@ from tcr.detector.events import Detector
 from tcr.detector.formats import FORMATS
 from tcr.detector.loader import Factory, accepts_keyword, make_detector
 from tcr.errors import FactoryError
+from tcr.rechunk import joined
 from tcr.time_limit import message_time_limit
 from tcr.trace import Placed, Trace, describe_error, merged_events, run_trace, stream_steps
 
@@ -122,7 +123,7 @@ def _streamed(
         try:
             for _ in stream_steps(reused, chunks, timeout=timeout):  # a finished message
                 pass
-            _interrupt(reused, reset, chunks, "".join(chunks), timeout)
+            _interrupt(reused, reset, chunks, joined(chunks, ""), timeout)
         except KeyboardInterrupt:
             raise
         except BaseException:  # the held part says what it raised
