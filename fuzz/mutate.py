@@ -315,7 +315,7 @@ def decode_mutant(data: bytes, seed: Seed) -> Case:
         chunking = decode_chunking(chunks, mutant.text, 16)
         what = "rechunked"
     origin = f"mutated {seed.name}: {', '.join([*mutant.applied, what])}"
-    return Case(chunking.chunks, seed.tools, mutant.truth, origin, seed.tool_specs)
+    return Case(tuple(chunking.chunks), seed.tools, mutant.truth, origin, seed.tool_specs)
 
 
 def mutations(

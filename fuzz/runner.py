@@ -115,7 +115,12 @@ def _generated_case(repertoire: Repertoire, data: bytes) -> Case:
     chunking = decode_chunking(Source(data[size:]), message.text, DEFAULT_MAX_SPLITS)
     origin = "generated: " + (", ".join(message.parts) or "empty message")
     return Case(
-        chunking.chunks, message.tools, message.truth, origin, message.tool_specs, message.dialects
+        tuple(chunking.chunks),
+        message.tools,
+        message.truth,
+        origin,
+        message.tool_specs,
+        message.dialects,
     )
 
 

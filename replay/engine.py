@@ -19,12 +19,10 @@ from __future__ import annotations
 
 import shlex
 import time
-from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, fields, replace
-from itertools import accumulate
 from pathlib import Path
-from typing import Any, overload
+from typing import Any
 
 from tcr.corpus import Frame, Recording, RecordingReader, read_recording
 from tcr.detector.loader import DetectorSpec
@@ -33,7 +31,7 @@ from tcr.expectation import Expectation
 from tcr.judge import Judge
 from tcr.minimize import FLAKY, NotFailing, minimize_splits, minimize_text
 from tcr.oracle import CHECKS, Check, Violation
-from tcr.rechunk import Chunking, Strategy, splits_spec
+from tcr.rechunk import Chunking, Cuts, Strategy, splits_spec
 from tcr.signature import (
     TIMEOUT,
     WHOLE,
@@ -115,50 +113,10 @@ def load(path: Path, plan: Plan) -> Replay | InputError:
             judge.whole  # noqa: B018  (run once here: every chunking is compared with it)
         except FactoryError as error:  # the factory itself failed: nothing to replay
             return InputError(shown, str(error))
-    if plan.layer == "content":  # the chunks as cut offsets into the text: see _Cut
+    if plan.layer == "content":  # the chunks as cut offsets into the text: see Cuts
         decoded = replace(decoded, content=[])  # (its text is the judge's)
-        return Replay(shown, plan, recording, decoded, judge, _Cut(judge.text, content))
+        return Replay(shown, plan, recording, decoded, judge, Cuts.of(judge.text, content))
     return Replay(shown, plan, recording, decoded, judge, decoded.content)
-
-
-class _Cut(Sequence[str]):
-    """A text's chunks as the offsets where each one ends: the recorded content chunking.
-
-    A recording of a million small deltas kept them as a million strings (about 50
-    bytes each) beside the text they add up to, for every slot of the replay; here a
-    chunk costs 8 bytes and is sliced from the text when read.
-    """
-
-    __slots__ = ("_ends", "_text")
-
-    def __init__(self, text: str, chunks: Iterable[str]) -> None:
-        self._text = text
-        self._ends = array("q", accumulate(map(len, chunks)))
-
-    def __len__(self) -> int:
-        return len(self._ends)
-
-    @overload
-    def __getitem__(self, index: int) -> str: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[str]: ...
-    def __getitem__(self, index: int | slice) -> str | list[str]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
-        if index < 0:
-            index += len(self)
-        if not 0 <= index < len(self):
-            raise IndexError("chunk index out of range")
-        return self._text[self._ends[index - 1] if index else 0 : self._ends[index]]
-
-    def __iter__(self) -> Iterator[str]:
-        text, start = self._text, 0
-        for end in self._ends:
-            yield text[start:end]
-            start = end
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Sequence) and list(self) == list(other)
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,7 +217,9 @@ class Replay:
         ran: set[str] = set()
         for chunking in chunkings:
             try:  # warm_cold is a slot of its own: see _warm_cold
-                verdict = self.judge.verdict(chunking.chunks, checks=self.judge.trace_checks)
+                verdict = self.judge.verdict(
+                    chunking.chunks, checks=self.judge.trace_checks, streamed=True
+                )
             except FactoryError as error:
                 outcome.error = str(error)
                 break
@@ -288,7 +248,7 @@ class Replay:
         started = time.perf_counter()
         chunks = self.content
         try:
-            verdict = self.judge.warm_cold(chunks)
+            verdict = self.judge.warm_cold(chunks, streamed=True)
         except FactoryError as error:
             outcome.error = str(error)
             return []

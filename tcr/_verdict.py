@@ -12,22 +12,26 @@ public names are re-exported by ``tcr.oracle``.
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
 
-from tcr.detector.events import Event, Reasoning, Rejected, Text, ToolCall
+from tcr.detector.events import Detector, Event, Reasoning, Rejected, Text, ToolCall
 from tcr.errors import EXIT_ERROR, EXIT_OK, EXIT_VIOLATION
 from tcr.signature import opening_dialect
-from tcr.trace import Placed, Trace
+from tcr.time_limit import OverTime
+from tcr.trace import Crash, Placed, Trace, stream_steps
 
 __all__ = [
     "CARET",
     "CHECKS",
     "RECORDING_CHECKS",
     "TRACE_CHECKS",
+    "Agreement",
     "Check",
     "Verdict",
     "Violation",
+    "agrees",
     "brief",
     "clip",
     "common_prefix_length",
@@ -35,6 +39,7 @@ __all__ = [
     "event_dialect",
     "excerpt",
     "first_difference",
+    "same_event",
     "violation",
 ]
 
@@ -171,7 +176,8 @@ def common_prefix_length(a: str, b: str) -> int:
     return n
 
 
-def _same(a: Event, b: Event) -> bool:
+def same_event(a: Event, b: Event) -> bool:
+    """Whether two events are the same, judging everything but ``raw`` when one side has none."""
     if a == b:
         return True
     if type(a) is not type(b) or (a.raw is not None and b.raw is not None):
@@ -193,7 +199,7 @@ def first_difference(
     for index in range(max(len(mine), len(reference))):
         a = mine[index] if index < len(mine) else None
         b = reference[index] if index < len(reference) else None
-        if a is not None and b is not None and _same(a.event, b.event):
+        if a is not None and b is not None and same_event(a.event, b.event):
             continue
         chunk = a.step if a is not None else len(trace.chunks)
         offset = a.start if a is not None and a.start is not None else (b.start if b else None)
@@ -281,3 +287,82 @@ def _field_difference(a: Event, b: Event, other: str) -> str:
             )
         return f"{name} is {clip(repr(mine), 40)}, {other} has {clip(repr(theirs), 40)}"
     return f"{brief(a)} differs from {other}'s"
+
+
+class Agreement:
+    """A run's events, adjacent Text merged on the way, compared with a reference run's
+    merged events as each closes (``first_difference``'s equality: ``same_event``,
+    Text by its text), keeping a Text run as its length only: the streamed form of
+    invariance (``tcr.streamed``) and of warm equals cold."""
+
+    __slots__ = ("at", "reference", "run", "text")
+
+    def __init__(self, reference: tuple[Event, ...]) -> None:
+        self.reference = reference
+        self.at = 0  # index of the reference event the next merged event must equal
+        self.run = -1  # length of the open Text run, or -1
+        self.text = ""  # the reference Text the open run must spell
+
+    def takes(self, event: Event) -> bool:
+        """Whether the run still agrees with the reference after ``event``."""
+        if isinstance(event, Text):
+            piece = event.text
+            if not piece:  # empty Text is dropped and does not end a run (merge_placed)
+                return True
+            if self.run < 0:
+                if self.at >= len(self.reference):
+                    return False
+                ahead = self.reference[self.at]
+                if not isinstance(ahead, Text):
+                    return False
+                self.text, self.run = ahead.text, 0
+            if not self.text.startswith(piece, self.run):
+                return False
+            self.run += len(piece)
+            return True
+        if not self._closed():
+            return False
+        if self.at >= len(self.reference) or not same_event(event, self.reference[self.at]):
+            return False
+        self.at += 1
+        return True
+
+    def shown(self) -> Iterator[tuple[None, str]]:
+        """The text of each merged Text so far (the open run's too), for ``unforgiven``."""
+        for event in self.reference[: self.at]:
+            if isinstance(event, Text):
+                yield None, event.text
+        if self.run > 0:
+            yield None, self.text[: self.run]
+
+    def ended(self) -> bool:
+        """Whether the run, at its end, had every reference event and no more."""
+        return self._closed() and self.at == len(self.reference)
+
+    def _closed(self) -> bool:
+        """Close the open Text run: it must have spelled the whole reference Text."""
+        if self.run < 0:
+            return True
+        if self.run != len(self.text):
+            return False
+        self.at, self.run, self.text = self.at + 1, -1, ""
+        return True
+
+
+def agrees(
+    detector: Detector,
+    chunks: Sequence[str],
+    reference: tuple[Event, ...],
+    timeout: float | None = None,
+) -> bool:
+    """Whether ``detector`` fed ``chunks`` emits ``reference`` (merged events) without a
+    crash, read as it streams: an ``OverTime`` raised while comparing is a no."""
+    agreement = Agreement(reference)
+    try:
+        with closing(stream_steps(detector, chunks, timeout=timeout)) as steps:
+            for item in steps:
+                if isinstance(item, Crash) or not all(map(agreement.takes, item[1])):
+                    return False
+    except OverTime:
+        return False
+    return agreement.ended()

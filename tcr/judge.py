@@ -56,6 +56,7 @@ from tcr.detector.loader import Factory, accepts_keyword, make_detector
 from tcr.errors import TcrError, did_you_mean
 from tcr.expectation import Expectation, ExpectedCall, expectation_of
 from tcr.oracle import NO_MARKER, Schemas, Violation, arguments_differ, check_trace
+from tcr.streamed import Reference, streamed_verdict
 from tcr.tool_specs import ToolSpecs, parameter_schemas, read_tool_specs
 from tcr.trace import Trace, run_trace
 from tcr.warm_cold import warm_cold_verdict
@@ -151,6 +152,7 @@ class Judge:
         self._whole_detector: Detector | None = None  # the detector that ran ``whole``
         self._text_spans_only = False  # the detector's tcr_spans (read when ``whole`` runs)
         self._reference: list[Event] | None = None
+        self._reference_run: Reference | None = None  # the whole run, for streamed verdicts
 
     def detector(self) -> Detector:
         """A fresh detector for this message (``FactoryError`` when the factory fails)."""
@@ -202,24 +204,46 @@ class Judge:
         detector = self.detector()
         return detector, run_trace(detector, chunks, states=False, timeout=self.timeout)
 
-    def verdict(self, chunks: Sequence[str], *, checks: Collection[str] | None = None) -> Verdict:
-        """Every requested check on one chunking (``checks``: a subset for this call)."""
+    def verdict(
+        self,
+        chunks: Sequence[str],
+        *,
+        checks: Collection[str] | None = None,
+        streamed: bool = False,
+    ) -> Verdict:
+        """Every requested check on one chunking of the message (``checks``: a subset for
+        this call).
+
+        ``streamed``: judge the run as the detector makes it, keeping nothing per chunk,
+        and trace it again, held, only when it fails (``tcr.streamed``): for a caller
+        that judges large chunkings that mostly pass (``tcr replay``). The verdict is
+        the same either way, for a detector that answers the same input the same way.
+        """
         self.whole  # noqa: B018  (the reference first: a factory that fails, fails here)
+        if streamed:
+            wanted, on_trace, spans_skipped = self._wanted(checks)
+            passed = streamed_verdict(
+                self.detector(),
+                chunks,
+                self._streamed_reference(),
+                text=self.text,
+                checks=on_trace,
+                expectation=self.expectation,
+                bound=self.bound,
+                leak=self.leak,
+                shown_anyway=self._shown_anyway,
+                timeout=self.timeout,
+            )
+            if passed is not None:
+                return self._told(passed, wanted, spans_skipped, chunks)
         return self.judge_trace(self.trace(chunks), checks=checks)
 
     def judge_trace(self, trace: Trace, *, checks: Collection[str] | None = None) -> Verdict:
         """Every requested check on a run the caller traced (the TUI traces step by step)."""
-        wanted = self.checks if checks is None else checks_of(checks)
-        on_trace = self.trace_checks if checks is None else [c for c in wanted if c in TRACE_CHECKS]
-        whole = self.whole
-        spans_skipped: dict[str, str] = {}
-        if self._text_spans_only and any(not isinstance(e, Text) for e in self.reference):
-            spans = (Check.CONSERVATION, Check.HOLDBACK)
-            spans_skipped = {c: TEXT_SPANS_ONLY for c in on_trace if c in spans}
-            on_trace = [c for c in on_trace if c not in spans]
+        wanted, on_trace, spans_skipped = self._wanted(checks)
         verdict = check_trace(
             trace,
-            whole=whole,
+            whole=self.whole,
             checks=on_trace,
             expectation=self.expectation,
             bound=self.bound,
@@ -227,13 +251,49 @@ class Judge:
             shown_anyway=self._shown_anyway,
             schemas=self.schemas,
         )
+        return self._told(verdict, wanted, spans_skipped, trace.chunks)
+
+    def _wanted(
+        self, checks: Collection[str] | None
+    ) -> tuple[tuple[Check, ...], list[Check], dict[str, str]]:
+        """The checks asked for, those judged on the trace, and the ones ``tcr_spans`` skips."""
+        self.whole  # noqa: B018  (its run reads the detector's tcr_spans)
+        wanted = self.checks if checks is None else checks_of(checks)
+        on_trace = [c for c in wanted if c in TRACE_CHECKS]
+        spans_skipped: dict[str, str] = {}
+        if self._text_spans_only and any(not isinstance(e, Text) for e in self.reference):
+            spans = (Check.CONSERVATION, Check.HOLDBACK)
+            spans_skipped = {c: TEXT_SPANS_ONLY for c in on_trace if c in spans}
+            on_trace = [c for c in on_trace if c not in spans]
+        return wanted, on_trace, spans_skipped
+
+    def _told(
+        self,
+        verdict: Verdict,
+        wanted: Collection[Check],
+        spans_skipped: dict[str, str],
+        chunks: Sequence[str],
+    ) -> Verdict:
+        """A trace's verdict as the judge tells it: its skips, the claim, warm equals cold."""
         skipped = {**spans_skipped, **verdict.skipped}
         if Check.EXPECTED in self.not_judged and Check.EXPECTED in skipped:
             skipped = {**skipped, Check.EXPECTED: self.not_judged[Check.EXPECTED]}
         verdict = Verdict(self._claimed(verdict.violations), verdict.ran, skipped)
         if Check.WARM_COLD in wanted:
-            verdict = verdict + self.warm_cold(trace.chunks)
+            verdict = verdict + self.warm_cold(chunks)
         return verdict
+
+    def _streamed_reference(self) -> Reference:
+        """The whole run as every streamed run compares with it (made once)."""
+        if self._reference_run is None:
+            self._reference_run = Reference.of(
+                self.whole,
+                expectation=self.expectation,
+                leak=self.leak,
+                shown_anyway=self._shown_anyway,
+                schemas=self.schemas,
+            )
+        return self._reference_run
 
     def _claimed(self, violations: Sequence[Violation]) -> tuple[Violation, ...]:
         """Violations whose dialect the claim does not parse here are about plain text.
@@ -250,15 +310,26 @@ class Judge:
         )
 
     def warm_cold(
-        self, chunks: Sequence[str], *, fresh_run: tuple[Detector, Trace] | None = None
+        self,
+        chunks: Sequence[str],
+        *,
+        fresh_run: tuple[Detector, Trace] | None = None,
+        streamed: bool = False,
     ) -> Verdict:
         """Warm equals cold on one chunking (it judges the factory, not a trace).
 
         ``fresh_run``: a fresh detector's run of ``chunks`` (``run``), the cold one. On
-        the unsplit message, once ``whole`` has run, its run is the cold one."""
-        if fresh_run is None and self._whole is not None and tuple(chunks) == self._whole.chunks:
+        the unsplit message, once ``whole`` has run, its run is the cold one.
+        ``streamed``: hold no run unless a part disagrees (``warm_cold_verdict``)."""
+        whole = self._whole
+        if (
+            fresh_run is None
+            and whole is not None
+            and len(chunks) == len(whole.chunks)
+            and tuple(chunks) == whole.chunks
+        ):
             assert self._whole_detector is not None
-            fresh_run = self._whole_detector, self._whole
+            fresh_run = self._whole_detector, whole
         return warm_cold_verdict(
             self.factory,
             chunks,
@@ -266,6 +337,7 @@ class Judge:
             timeout=self.timeout,
             tool_specs=self.tool_specs,
             fresh_run=fresh_run,
+            streamed=streamed,
         )
 
 

@@ -23,9 +23,9 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_right
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 from tcr._verdict import (
     CARET,
@@ -49,7 +49,7 @@ from tcr.errors import TcrError
 from tcr.expectation import Expectation, ExpectedCall
 from tcr.signature import TIMEOUT, dialect_at, marker_dialect, opening_dialect
 from tcr.tool_specs import NOT_WELL_FORMED, same_json, schema_type, value_agrees, well_formed
-from tcr.trace import Placed, Trace
+from tcr.trace import Crash, Placed, Trace
 from tcr.warm_cold import check_warm_cold, warm_cold_verdict
 
 __all__ = [
@@ -60,6 +60,7 @@ __all__ = [
     "TRACE_CHECKS",
     "Check",
     "Expectation",
+    "HeldBack",
     "Schemas",
     "Verdict",
     "Violation",
@@ -73,8 +74,12 @@ __all__ = [
     "holdback",
     "merge_text",
     "no_leak",
+    "unforgiven",
     "warm_cold_verdict",
+    "why_skipped",
 ]
+
+_T = TypeVar("_T")
 
 # A complete distinctive opening marker; a detector's claim narrows it (tcr.judge.Judge).
 _LEAK = OPENER_RE
@@ -194,12 +199,17 @@ def _invariance(
 # --- no leak --------------------------------------------------------------------
 
 
-def no_leak(trace: Trace, leak: re.Pattern[str] = _LEAK) -> list[Violation]:
+def no_leak(
+    trace: Trace,
+    leak: re.Pattern[str] = _LEAK,
+    shown_anyway: Callable[[], Mapping[str, int]] | None = None,
+) -> list[Violation]:
     """No run of adjacent Text contains a complete distinctive opening marker.
 
-    ``leak``: the markers looked for (a claim's ``lexicon(ids).opener_re``).
+    ``leak``: the markers looked for (a claim's ``lexicon(ids).opener_re``);
+    ``shown_anyway``: the markers a correct detector shows too (``_no_leak``).
     """
-    return _no_leak(trace, trace.merged(), leak)
+    return _no_leak(trace, trace.merged(), leak, shown_anyway)
 
 
 def _no_leak(
@@ -208,26 +218,39 @@ def _no_leak(
     leak: re.Pattern[str],
     shown_anyway: Callable[[], Mapping[str, int]] | None = None,
 ) -> list[Violation]:
-    """Each marker a Text shows, once. ``shown_anyway`` (asked only when a Text shows a
-    marker) counts the markers a correct detector shows as well, per marker (the body
-    of a block it rejects, say): that many showings of each are no leak."""
+    """Each marker a Text shows, once (``unforgiven``)."""
     found: list[Violation] = []
     seen: set[str] = set()  # each marker once: a second leak of it is the same bug
+    texts = ((item, item.event.text) for item in merged if isinstance(item.event, Text))
+    for item, match in unforgiven(texts, leak, shown_anyway):
+        marker = match.group()
+        if marker not in seen:
+            seen.add(marker)
+            found.append(_leak(trace, item, match.start(), marker))
+    return found
+
+
+def unforgiven(
+    texts: Iterable[tuple[_T, str]],
+    leak: re.Pattern[str],
+    shown_anyway: Callable[[], Mapping[str, int]] | None = None,
+) -> Iterator[tuple[_T, re.Match[str]]]:
+    """Every marker each merged Text shows that a correct detector does not show too.
+
+    ``texts``: each Text run's text, with what the caller needs to place it.
+    ``shown_anyway`` (asked only when a Text shows a marker) counts the markers a
+    correct detector shows as well, per marker (the body of a block it rejects, say):
+    that many showings of each are no leak."""
     allowed: dict[str, int] | None = None
-    for item in merged:
-        if not isinstance(item.event, Text):
-            continue
-        for match in leak.finditer(item.event.text):
+    for item, text in texts:
+        for match in leak.finditer(text):
             marker = match.group()
             if shown_anyway is not None:
                 allowed = dict(shown_anyway()) if allowed is None else allowed
                 if allowed.get(marker, 0) > 0:
                     allowed[marker] -= 1
                     continue
-            if marker not in seen:
-                seen.add(marker)
-                found.append(_leak(trace, item, match.start(), marker))
-    return found
+            yield item, match
 
 
 def _leak(trace: Trace, item: Placed, at: int, marker: str) -> Violation:
@@ -302,14 +325,37 @@ def holdback(trace: Trace, whole: Trace, bound: int = HOLDBACK_BOUND) -> list[Vi
     return _holdback(trace, whole, bound) if trace.has_raw and whole.has_raw else []
 
 
+class HeldBack:
+    """How much input a run holds back after each feed, against the blocks of ``whole``.
+
+    held = free(received) - free(emitted); both only grow, so two cursors suffice. The
+    caller skips the common case (``received - emitted <= bound``) itself, with no call.
+    """
+
+    __slots__ = ("bound", "free_emitted", "free_received", "steady_emitted", "steady_until")
+
+    def __init__(self, whole: Trace, bound: int) -> None:
+        spans = _block_spans(whole)
+        self.bound = bound
+        self.free_received, self.free_emitted = _Free(spans), _Free(spans)
+        # While input up to steady_until arrives inside one block and nothing more is
+        # emitted, what is held cannot change: a long block costs no lookup per chunk.
+        self.steady_emitted, self.steady_until = -1, -1
+
+    def over(self, received: int, emitted: int) -> int | None:
+        """What is held after a feed that leaves input ``received``, raw ``emitted``, when
+        it is more than the bound; else ``None``."""
+        if emitted == self.steady_emitted and received <= self.steady_until:
+            return None
+        free = self.free_received
+        held = free.before(received) - self.free_emitted.before(min(emitted, received))
+        self.steady_emitted, self.steady_until = emitted, free.block_end(received)
+        return held if held > self.bound else None
+
+
 def _holdback(trace: Trace, whole: Trace, bound: int) -> list[Violation]:
-    # held = free(received) - free(emitted); both only grow, so two cursors suffice.
-    spans = _block_spans(whole)
-    free_received, free_emitted = _Free(spans), _Free(spans)
+    meter = HeldBack(whole, bound)
     emitted = received = 0
-    # While input up to steady_until arrives inside one block and nothing more is
-    # emitted, what is held cannot change: a long block costs no lookup per chunk.
-    steady_emitted, steady_until = -1, -1
     for step in trace.steps:
         if step.chunk is None:
             break
@@ -318,11 +364,8 @@ def _holdback(trace: Trace, whole: Trace, bound: int) -> list[Violation]:
             emitted += len(event.raw or "")
         if received - emitted <= bound:  # the common case needs no block lookup
             continue
-        if emitted == steady_emitted and received <= steady_until:
-            continue
-        held = free_received.before(received) - free_emitted.before(min(emitted, received))
-        steady_emitted, steady_until = emitted, free_received.block_end(received)
-        if held > bound:
+        held = meter.over(received, emitted)
+        if held is not None:
             message = (
                 f"holds back {held} characters after chunk {step.index} (bound {bound}): "
                 f"input from {emitted} to {received} is neither emitted nor inside a block"
@@ -617,7 +660,7 @@ def check_trace(
     skipped: dict[str, str] = {}
     found: list[Violation] = []
     for check in (c for c in CHECKS if c in checks):
-        why = skipped.get(check) or _why_skipped(check, trace, whole, expect, raw_known, leak)
+        why = skipped.get(check) or why_skipped(check, trace.crash, whole, expect, raw_known, leak)
         if why:
             skipped[check] = why
             continue
@@ -668,15 +711,17 @@ def _named_by(whole: Trace, found: list[Violation]) -> list[Violation]:
     return named
 
 
-def _why_skipped(
+def why_skipped(
     check: Check,
-    trace: Trace,
+    crash: Crash | None,
     whole: Trace | None,
     expectation: Expectation | None,
     raw_known: tuple[bool, bool],
     leak: re.Pattern[str] | None,
 ) -> str | None:
-    crashed = f"this run crashed at chunk {trace.crash.index}" if trace.crash else None
+    """Why ``check`` cannot judge a run that ended in ``crash``, or ``None``: it can.
+    ``raw_known``: whether the run's events, and the whole run's, all carry raw spans."""
+    crashed = f"this run crashed at chunk {crash.index}" if crash else None
     if check in (Check.CONSERVATION, Check.HOLDBACK) and not raw_known[0]:
         return "events carry no raw spans"
     if check in (Check.INVARIANCE, Check.HOLDBACK):

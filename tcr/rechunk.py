@@ -23,20 +23,24 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Callable, Iterator, Sequence
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice, pairwise
-from typing import AnyStr, Generic
+from typing import AnyStr, Generic, overload
 
 from tcr.claims import EVERYTHING, Claim
 from tcr.detector.formats import FORMATS
 from tcr.errors import TcrError, did_you_mean
+from tcr.trace import TupleLike
 
 __all__ = [
     "DEFAULT_STRATEGIES",
     "STRATEGY_FORMS",
     "Chunking",
+    "Cuts",
     "Strategy",
+    "joined",
     "parse_strategy",
     "special_spans",
     "split_at",
@@ -72,7 +76,7 @@ class Chunking(Generic[AnyStr]):
 
     strategy: str  # the canonical spec, e.g. "random:8"
     label: str  # unique within a run, e.g. "random:8#3", "exhaustive@17", "whole"
-    chunks: tuple[AnyStr, ...]
+    chunks: Sequence[AnyStr]  # a tuple, or ``Cuts`` of the text (compared as a tuple)
 
     @property
     def splits(self) -> tuple[int, ...]:
@@ -83,6 +87,80 @@ class Chunking(Generic[AnyStr]):
             end += len(chunk)
             offsets.append(end)
         return tuple(offsets)
+
+
+class Cuts(TupleLike, Sequence[AnyStr]):
+    """A text's chunks as the offsets where each one ends, each sliced when it is read.
+
+    ``tcr replay`` of a large recording at ``char`` chunking made a tuple of a million
+    one-character chunks, at ``random`` a million strings of a few characters (about
+    50 bytes each), beside the text they add up to. Here a chunk costs 4 bytes (8 past
+    4 GB of text), and one of ``fixed`` or ``char`` chunks none (``ends=None``, ``size``).
+    """
+
+    __slots__ = ("_ends", "_size", "_text")
+
+    def __init__(self, text: AnyStr, ends: Iterable[int] | None, size: int = 0) -> None:
+        self._text: AnyStr = text
+        self._size = size  # ends is None: chunks of ``size``, the last one shorter
+        self._ends = None if ends is None else array("I" if len(text) >> 32 == 0 else "q", ends)
+
+    @classmethod
+    def of(cls, text: AnyStr, chunks: Iterable[AnyStr]) -> Cuts[AnyStr]:
+        """``chunks`` of ``text`` (they must add up to it), empty ones left out; each is read
+        once and not kept."""
+        return cls(text, _ends(chunks))
+
+    def joined(self) -> AnyStr:
+        """The chunks joined (the text they were cut from), with no chunk made."""
+        if self._ends is None or (self._ends and self._ends[-1] == len(self._text)):
+            return self._text
+        return self._text[: self._ends[-1] if self._ends else 0]
+
+    def __len__(self) -> int:
+        if self._ends is None:
+            return -(-len(self._text) // self._size)
+        return len(self._ends)
+
+    @overload
+    def __getitem__(self, index: int) -> AnyStr: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[AnyStr, ...]: ...
+    def __getitem__(self, index: int | slice) -> AnyStr | tuple[AnyStr, ...]:
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(*index.indices(len(self))))
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError("chunk index out of range")
+        if self._ends is None:
+            return self._text[index * self._size : (index + 1) * self._size]
+        return self._text[self._ends[index - 1] if index else 0 : self._ends[index]]
+
+    def __iter__(self) -> Iterator[AnyStr]:
+        if self._ends is None:
+            return _fixed(self._text, self._size)
+        return _sliced(self._text, self._ends)
+
+
+def joined(chunks: Sequence[AnyStr], empty: AnyStr) -> AnyStr:
+    """``empty.join(chunks)``, without a tuple of every chunk when they are ``Cuts``."""
+    return chunks.joined() if isinstance(chunks, Cuts) else empty.join(chunks)
+
+
+def _ends(chunks: Iterable[AnyStr]) -> Iterator[int]:
+    end = 0
+    for chunk in chunks:
+        if chunk:
+            end += len(chunk)
+            yield end
+
+
+def _sliced(text: AnyStr, ends: Iterable[int]) -> Iterator[AnyStr]:
+    start = 0
+    for end in ends:
+        yield text[start:end]
+        start = end
 
 
 def splits_spec(offsets: Sequence[int]) -> str:
@@ -245,7 +323,7 @@ class Strategy:
                 split_at(text, self.offsets)
             except TcrError as error:
                 raise TcrError(f"rechunk strategy {self.spec!r}: {error}") from None
-        if self.kind == "original" and original is not None and text[:0].join(original) != text:
+        if self.kind == "original" and original is not None and joined(original, text[:0]) != text:
             raise TcrError("the original chunks do not add up to the text being rechunked")
 
     def _generate(
@@ -258,27 +336,28 @@ class Strategy:
         claim: Claim,
     ) -> Iterator[Chunking[AnyStr]]:
         spec = self.spec
+        # The chunks of a long text are Cuts: offsets, not strings (see Cuts).
         if self.kind == "original":
-            chunks = (text,) if original is None else tuple(c for c in original if c)
-            yield Chunking(spec, spec, _nonempty(chunks))
+            cuts = _nonempty((text,)) if original is None else Cuts.of(text, original)
+            yield Chunking(spec, spec, cuts)
         elif self.kind == "whole":
             yield Chunking(spec, spec, _nonempty((text,)))
-        elif self.kind == "char":
-            yield Chunking(spec, spec, tuple(_fixed(text, 1)))
-        elif self.kind in ("fixed", "bytes"):
-            yield Chunking(spec, spec, tuple(_fixed(text, self.size)))
+        elif self.kind in ("char", "fixed", "bytes"):
+            yield Chunking(spec, spec, Cuts(text, None, self.size or 1))  # char: size 0
         elif self.kind in ("random", "bytes-random"):
             for run in range(start, runs):
                 # One generator per run, so "random:8#13" is reproducible on its own; a
                 # str seed is hashed with SHA-512, not hash(), so PYTHONHASHSEED is moot.
-                chunks = tuple(_random(text, self.size, random.Random(f"{seed}/{run}")))
-                yield Chunking(spec, f"{spec}#{run}", chunks)
+                rng = random.Random(f"{seed}/{run}")
+                yield Chunking(
+                    spec, f"{spec}#{run}", Cuts(text, _random_ends(text, self.size, rng))
+                )
         elif self.kind == "tokens":
             assert isinstance(text, str)  # _check refused bytes
             specials = special_spans(text, claim.special_markers)
             for run in range(start, runs):
                 pieces = _tokens(text, specials, random.Random(f"{seed}/{run}"))
-                yield Chunking(spec, f"{spec}#{run}", tuple(pieces))
+                yield Chunking(spec, f"{spec}#{run}", Cuts.of(text, pieces))
         elif self.kind in ("exhaustive", "bytes-exhaustive"):
             yield from _exhaustive(spec, text)
         elif self.kind == "boundary":
@@ -296,18 +375,22 @@ def _fixed(text: AnyStr, size: int) -> Iterator[AnyStr]:
 
 
 def _random(text: AnyStr, most: int, rng: random.Random) -> Iterator[AnyStr]:
+    return _sliced(text, _random_ends(text, most, rng))
+
+
+def _random_ends(text: AnyStr, most: int, rng: random.Random) -> Iterator[int]:
+    """Where each chunk of sizes 1..``most`` drawn from ``rng`` ends, up to ``len(text)``."""
     # The draws of rng.randrange(most), inlined (rejection sampling on getrandbits, as
     # CPython does it; test_rechunk pins the equality): on a large text this loop was
     # a quarter of a random run's replay.
     bits, width = rng.getrandbits, most.bit_length()
-    start, length = 0, len(text)
-    while start < length:
+    end, length = 0, len(text)
+    while end < length:
         size = bits(width)
         while size >= most:
             size = bits(width)
-        end = start + size + 1
-        yield text[start:end]
-        start = end
+        end = min(end + size + 1, length)
+        yield end
 
 
 def _exhaustive(spec: str, text: AnyStr) -> Iterator[Chunking[AnyStr]]:

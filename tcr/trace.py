@@ -33,15 +33,18 @@ __all__ = [
     "PlacedEvents",
     "Step",
     "Trace",
+    "TupleLike",
     "checked_events",
     "describe_error",
     "iter_placed",
     "iter_steps",
     "merge_placed",
+    "merged_events",
     "place_events",
     "reads_state",
     "run_trace",
     "snapshot_state",
+    "stream_steps",
 ]
 
 EVENT_TYPES = (Text, ToolCall, Reasoning, Rejected)
@@ -103,7 +106,7 @@ def _step_maker() -> Callable[[int, str | None, int, tuple[Event, ...]], Step]:
 _step = _step_maker()
 
 
-class _LikeATuple:
+class TupleLike:
     """Compared, hashed and shown as the tuple of its items: the tuple it stands for."""
 
     __slots__ = ()
@@ -121,7 +124,7 @@ class _LikeATuple:
         return repr(self._items())
 
 
-class PackedSteps(_LikeATuple, Sequence[Step]):
+class PackedSteps(TupleLike, Sequence[Step]):
     """The steps of a run without states, kept as one flat tuple of events.
 
     A ``Step`` per chunk is about 120 bytes with its events tuple; a replay at
@@ -297,24 +300,95 @@ def _packed_trace(detector: Detector, chunks: tuple[str, ...], timeout: float | 
     starts = array("q", [0])
     crash: Crash | None = None
     try:
+        with closing(stream_steps(detector, chunks, timeout=timeout)) as steps:
+            for item in steps:
+                if isinstance(item, Crash):
+                    crash = item
+                    break
+                events += item[1]
+                starts.append(len(events))
+    except OverTime as error:  # the limit ran out here, between two steps
+        crash = _between_steps(chunks, len(starts) - 1, error)
+    return Trace(chunks, PackedSteps(chunks, tuple(events), starts), crash)
+
+
+def stream_steps(
+    detector: Detector, chunks: Sequence[str], *, timeout: float | None = None
+) -> Generator[tuple[str | None, tuple[Event, ...]] | Crash, None, None]:
+    """Each step's chunk (``None``: finish) and events, as the detector makes them, or the
+    ``Crash`` that ends the run; nothing is kept, and no state is read.
+
+    The message's time limit is armed while the caller reads the steps, so it also
+    runs out in the caller's code: an ``OverTime`` raised there is the caller's to
+    take as a crash. Close the iterator to end the run early (``closing``).
+    """
+    done = 0
+    try:
         with (
             message_time_limit(timeout, len(chunks)),
             closing(_outcomes(detector, chunks, states=False)) as outcomes,
         ):
             for item in outcomes:
                 if isinstance(item, Crash):
-                    crash = item
-                    break
-                events += item[3]
-                starts.append(len(events))
+                    yield item
+                    return
+                yield item[1], item[3]
+                done += 1  # the caller has taken it
     except OverTime as error:
-        crash = _between_steps(chunks, len(starts) - 1, error)
-    return Trace(chunks, PackedSteps(chunks, tuple(events), starts), crash)
+        yield _between_steps(chunks, done, error)
 
 
-def _between_steps(chunks: tuple[str, ...], done: int, error: OverTime) -> Crash:
+def merged_events(
+    detector: Detector, chunks: Sequence[str], *, timeout: float | None = None
+) -> tuple[Event, ...] | None:
+    """The events of a run with adjacent Text merged and empty Text dropped
+    (``merge_placed``'s events), made as it streams; ``None`` when it crashed or ran
+    out of time (``run_trace`` tells how).
+
+    A Text run keeps its pieces' texts joined a thousand at a time, not one string
+    (about 50 bytes) per piece.
+    """
+    merged: list[Event] = []
+    joined: list[str] = []  # the open Text run, joined in blocks
+    pieces: list[str] = []  # its pieces since the last block
+    runs = 0  # pieces in the open run
+
+    def close_run() -> None:
+        nonlocal runs
+        if runs:
+            text = "".join([*joined, *pieces])
+            merged.append(first if runs == 1 else Text(text))
+            joined.clear()
+            pieces.clear()
+            runs = 0
+
+    first: Event = Text("")
+    try:
+        with closing(stream_steps(detector, chunks, timeout=timeout)) as steps:
+            for item in steps:
+                if isinstance(item, Crash):
+                    return None
+                for event in item[1]:
+                    if not isinstance(event, Text):
+                        close_run()
+                        merged.append(event)
+                    elif event.text:
+                        first = event if not runs else first
+                        runs += 1
+                        pieces.append(event.text)
+                        if len(pieces) == 1024:
+                            joined.append("".join(pieces))
+                            pieces.clear()
+    except OverTime:  # ran out here, between two steps
+        return None
+    close_run()
+    return tuple(merged)
+
+
+def _between_steps(chunks: Sequence[str], done: int, error: OverTime) -> Crash:
     """The time limit ran out after ``done`` steps, outside the detector: a crash at the next."""
-    return Crash(done, sum(len(chunk) for chunk in chunks[:done]), str(error), timed_out=True)
+    offset = sum(len(chunk) for chunk in islice(chunks, done))
+    return Crash(done, offset, str(error), timed_out=True)
 
 
 def reads_state(detector: Detector) -> bool:
@@ -455,7 +529,7 @@ def snapshot_state(state: object) -> object:
     return copy.deepcopy(state)
 
 
-class Pieces(_LikeATuple, Sequence[tuple[int, int]]):
+class Pieces(TupleLike, Sequence[tuple[int, int]]):
     """Where each piece of a merged ``Text`` starts in its text, and the step that emitted it.
 
     A char-level run merges one piece per character: two arrays of ints cost 16
@@ -519,7 +593,7 @@ def iter_placed(trace: Trace) -> Iterator[Placed]:
             shown += len(event.content)
 
 
-class PlacedEvents(_LikeATuple, Sequence[Placed]):
+class PlacedEvents(TupleLike, Sequence[Placed]):
     """``place_events(trace)`` as three arrays of ints beside the trace's own events.
 
     A ``Placed`` with its three ints is about 160 bytes, and a run at ``char`` chunking

@@ -9,17 +9,18 @@ no format to seed with) is skipped with its reason, as ``check_trace`` skips che
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from tcr._verdict import Check, Verdict, Violation, first_difference, violation
+from tcr._verdict import Check, Verdict, Violation, agrees, first_difference, violation
 from tcr.detector.events import Detector
 from tcr.detector.formats import FORMATS
 from tcr.detector.loader import Factory, accepts_keyword, make_detector
 from tcr.errors import FactoryError
+from tcr.rechunk import joined
 from tcr.time_limit import message_time_limit
-from tcr.trace import Placed, Trace, describe_error, run_trace
+from tcr.trace import Placed, Trace, describe_error, merged_events, run_trace, stream_steps
 
 __all__ = ["Factory", "check_warm_cold", "warm_cold_verdict"]
 
@@ -39,6 +40,7 @@ def warm_cold_verdict(
     timeout: float | None = None,
     tool_specs: Sequence[Mapping[str, Any]] | None = None,
     fresh_run: tuple[Detector, Trace] | None = None,
+    streamed: bool = False,
 ) -> Verdict:
     """``check_warm_cold`` with the reasons for parts it could not run.
 
@@ -49,7 +51,13 @@ def warm_cold_verdict(
     each run of the message (``tcr.time_limit``); over it, a run is a finding.
     ``fresh_run``: a fresh detector of the factory already run over ``chunks``, and
     its trace (a judge's run of the whole message), so that it is not run again.
+    ``streamed``: hold no run, only the fresh run's merged events, and judge it again
+    held only when a part does not agree (``_streamed``); the verdict is the same.
     """
+    if streamed and fresh_run is None:
+        passed = _streamed(factory, chunks, tools, timeout, tool_specs)
+        if passed is not None:
+            return passed
     if fresh_run is None:
         fresh = make_detector(factory, tools, tool_specs=tool_specs)
         cold = run_trace(fresh, chunks, states=False, timeout=timeout)
@@ -68,6 +76,15 @@ def warm_cold_verdict(
     else:
         skipped["warm_cold.reset"] = "detector has no reset()"
 
+    if _seedable(fresh, factory, skipped):
+        learned = getattr(fresh, "format", None)
+        found += _seed_part(factory, tools, tool_specs, learned, cold, reference, timeout)
+    return _verdict(found, skipped)
+
+
+def _seedable(fresh: Detector, factory: Factory, skipped: dict[str, str]) -> bool:
+    """Whether a detector can be seeded with the format ``fresh`` learned; if not, why
+    goes into ``skipped``."""
     learned = getattr(fresh, "format", None)
     if not hasattr(fresh, "format"):
         skipped["warm_cold.seed"] = "detector exposes no format"
@@ -75,13 +92,55 @@ def warm_cold_verdict(
         skipped["warm_cold.seed"] = "no format identified in this message"
     elif not accepts_keyword(factory, "format"):
         skipped["warm_cold.seed"] = "the factory takes no format keyword"
-    else:
-        found += _seed_part(factory, tools, tool_specs, learned, cold, reference, timeout)
+    return "warm_cold.seed" not in skipped
 
+
+def _verdict(found: list[Violation], skipped: dict[str, str]) -> Verdict:
     if len(skipped) == 2:
         reasons = "; ".join(f"{key.split('.')[1]}: {why}" for key, why in skipped.items())
         return Verdict((), (), {Check.WARM_COLD: reasons})
     return Verdict(tuple(found), (Check.WARM_COLD,), skipped)
+
+
+def _streamed(
+    factory: Factory,
+    chunks: Sequence[str],
+    tools: Sequence[str] | None,
+    timeout: float | None,
+    tool_specs: Sequence[Mapping[str, Any]] | None,
+) -> Verdict | None:
+    """The verdict when every part agrees with the fresh run, held as its merged events
+    only (a held run of a recording's content is a ``Text`` per chunk); else ``None``:
+    the held parts then say what differs. The same detectors are made, in order."""
+    fresh = make_detector(factory, tools, tool_specs=tool_specs)
+    reference = merged_events(fresh, chunks, timeout=timeout)
+    if reference is None:
+        return None
+    skipped: dict[str, str] = {}
+    reused = make_detector(factory, tools, tool_specs=tool_specs)
+    reset = getattr(reused, "reset", None)
+    if callable(reset):
+        try:
+            for _ in stream_steps(reused, chunks, timeout=timeout):  # a finished message
+                pass
+            _interrupt(reused, reset, chunks, joined(chunks, ""), timeout)
+        except KeyboardInterrupt:
+            raise
+        except BaseException:  # the held part says what it raised
+            return None
+        if not agrees(reused, chunks, reference, timeout):
+            return None
+    else:
+        skipped["warm_cold.reset"] = "detector has no reset()"
+    if _seedable(fresh, factory, skipped):
+        learned = getattr(fresh, "format", None)
+        try:
+            seeded = make_detector(factory, tools, tool_specs=tool_specs, format=learned)
+        except FactoryError:
+            return None
+        if not agrees(seeded, chunks, reference, timeout):
+            return None
+    return _verdict([], skipped)
 
 
 def _reset_part(
@@ -101,13 +160,7 @@ def _reset_part(
     )
     try:
         run_trace(reused, cold.chunks, states=False, timeout=timeout)
-        fed = len(cold.chunks) * len(cuts)  # at most
-        with message_time_limit(timeout, fed):
-            for cut in cuts:
-                reset()
-                for chunk in _truncate(cold.chunks, cut):
-                    reused.feed(chunk)
-            reset()
+        _interrupt(reused, reset, cold.chunks, cold.input, timeout)
     except KeyboardInterrupt:  # only Ctrl-C stops tcr
         raise
     except BaseException as error:  # SystemExit too: a detector failure is a finding
@@ -154,6 +207,23 @@ def _compare(warm: Trace, reference: Sequence[Placed], label: str, part: str) ->
     return [replace(found, message=f"{label}: {found.message}", kind=f"{part}: {found.kind}")]
 
 
+def _interrupt(
+    reused: Detector,
+    reset: Callable[[], object],
+    chunks: Sequence[str],
+    text: str,
+    timeout: float | None,
+) -> None:
+    """Feed the messages cut short (``_interruptions``), each after ``reset()``, then reset."""
+    cuts = _interruptions(text)
+    with message_time_limit(timeout, len(chunks) * len(cuts)):  # chunks fed, at most
+        for cut in cuts:
+            reset()
+            for chunk in _truncate(chunks, cut):
+                reused.feed(chunk)
+        reset()
+
+
 def _interruptions(text: str) -> list[int]:
     """Where to cut a message short: inside its first block, then inside its marker."""
     first = len(text) - len(text.lstrip())  # bare_json opens only here (policy 3)
@@ -169,12 +239,10 @@ def _interruptions(text: str) -> list[int]:
     return [min(start + len(marker) + 1, len(text)), start + 1]
 
 
-def _truncate(chunks: Sequence[str], cut: int) -> list[str]:
-    out: list[str] = []
+def _truncate(chunks: Sequence[str], cut: int) -> Iterator[str]:
     length = 0
     for chunk in chunks:
         if length >= cut:
             break
-        out.append(chunk[: cut - length])
+        yield chunk[: cut - length]
         length += len(chunk)
-    return out
