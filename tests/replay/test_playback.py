@@ -196,7 +196,7 @@ def test_a_client_holds_no_decoded_delta_of_the_recording(tmp_path: Path, spec: 
 def test_char_sends_one_character_per_delta(tmp_path: Path) -> None:
     played = playback(_interleaved(tmp_path / "r.msgpack"), "chat", strategy=parse_strategy("char"))
     decoded = _decoded(played)
-    assert all(len(piece) == 1 for piece in decoded.content + decoded.reasoning)
+    assert all(len(piece) == 1 for piece in [*decoded.content, *decoded.reasoning])
     pieces = [f.arguments for d in decoded.deltas for f in d.tool_calls if f.arguments]
     assert pieces == list('{"city": "Paris"}')
 
