@@ -27,7 +27,6 @@ merged report keeps one per coarse key, with the counts added.
 from __future__ import annotations
 
 import contextlib
-
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace

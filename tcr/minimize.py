@@ -236,9 +236,7 @@ def _settle(
             left = _edge(split, low, fails_at)
             right = _edge(split, high, fails_at)
             places = [
-                at
-                for at in range(left, right + 1)
-                if not any(a < at < b for a, b in keep_whole)
+                at for at in range(left, right + 1) if not any(a < at < b for a, b in keep_whole)
             ]
             best = max(places, key=lambda at: (rank(at), -abs(at - split)), default=split)
             if rank(best) > rank(split) and fails_at(best):
