@@ -34,7 +34,9 @@ When the probe of every claimed dialect grows, the parts are probed alone at the
 same size (a part not clearly linear is measured again, pooled, before it
 counts): plain text (a whole-buffer rescan: no dialect), else each claimed
 dialect, so a finding's ``dialect`` names the one whose blocks cost more as they
-grow. Its signature is ``cost/superlinear/DIALECT@fixed:8``.
+grow. When no part grows alone but the text is linear and one dialect is claimed,
+the growth comes with that dialect's blocks, and the finding names it. Its signature
+is ``cost/superlinear/DIALECT@fixed:8``.
 
 Pure: the clock is injected (``time.process_time`` for a detector in this
 process, ``time.perf_counter`` for one in another process, whose work this
@@ -446,8 +448,12 @@ def _violations(meter: _Meter) -> tuple[Violation, ...]:
             return (_violation(found, "", s),)
         if found.grew(s):
             grew.append(found)
-    if not grew:  # only the parts together: the message's length, not a dialect
-        return (_violation(every, "", meter.settings),)
+    if not grew:
+        # Only the parts together grow. With one dialect claimed the text alone did not, so
+        # the growth comes with that dialect's blocks (cut short by a slow moment while they
+        # were probed alone, or costly only after text); with more, no dialect is named.
+        claimed = parts[1:]
+        return (_violation(every, claimed[0] if len(claimed) == 1 else "", s),)
     return tuple(_violation(g, g.probe, meter.settings) for g in grew)
 
 

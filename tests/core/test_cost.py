@@ -317,3 +317,43 @@ def test_slow_runs_while_plain_text_is_probed_alone_do_not_take_the_dialect_away
     )
     assert slowed["runs"] == 4
     assert [v.dialect for v in cost.violations] == ["hermes"]
+
+
+class AfterText(Charging):
+    """Charges, per chunk inside a block, for the text fed before the block: linear in a
+    block alone and in text alone, quadratic only when both grow together."""
+
+    before = 0
+
+    def feed(self, chunk: str) -> list[Event]:
+        opened = self.block >= 0
+        events = super().feed(chunk)
+        if not opened and self.block >= 0:
+            self.before = self.fed
+        return events
+
+
+def text_before_block(d: Charging, chunk: str) -> float:
+    before = d.before if isinstance(d, AfterText) else 0
+    return PER_CHAR * len(chunk) + (PER_CHAR / 8 * before if d.block > 0 else 0.0)
+
+
+def test_growth_of_the_parts_together_names_the_one_claimed_dialect() -> None:
+    clock = VirtualClock()
+    cost = measure_cost(
+        lambda: AfterText(clock, text_before_block), claim=HERMES, clock=clock, settings=SETTINGS
+    )
+    assert [g.probe for g in cost.measured if g.grew(SETTINGS)][:1] == [EVERY]
+    assert not any(g.grew(SETTINGS) for g in cost.measured if g.probe != EVERY)
+    assert [str(key(v)) for v in cost.violations] == ["cost/superlinear/hermes"]
+
+
+def test_growth_of_the_parts_together_names_no_dialect_when_several_are_claimed() -> None:
+    clock = VirtualClock()
+    cost = measure_cost(
+        lambda: AfterText(clock, text_before_block),
+        claim=HERMES_THINK,
+        clock=clock,
+        settings=SETTINGS,
+    )
+    assert [str(key(v)) for v in cost.violations] == ["cost/superlinear"]
