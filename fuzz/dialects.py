@@ -57,12 +57,13 @@ class Layout:
     Variant 0 of every dialect is its multi-call form for the same reason.
     """
 
-    __slots__ = ("head", "tail")
+    __slots__ = ("head", "own", "tail")
     HEAD = 3 + MAX_CALLS + 4
 
-    def __init__(self, data: bytes) -> None:
+    def __init__(self, data: bytes, own: Sequence[str] = ()) -> None:
         self.head = data[: self.HEAD].ljust(self.HEAD, b"\0")
         self.tail = Source(data[self.HEAD :])  # arguments, read call after call
+        self.own = own  # the block's own markers, drawn more often inside its strings
 
     def variant(self, options: Sequence[str]) -> str:
         return options[self.head[0] % len(options)]
@@ -84,10 +85,10 @@ class Layout:
         return options[self.head[4 + MAX_CALLS + k] % len(options)]
 
     def arguments(self, *, markup: bool = True) -> dict[str, Any]:
-        return arguments(self.tail, markup=markup)
+        return arguments(self.tail, markup=markup, own=self.own)
 
     def string(self, *, markup: bool = True) -> str:
-        return string(self.tail, markup=markup)
+        return string(self.tail, markup=markup, own=self.own)
 
     def json_style(self) -> JsonStyle:
         return json_style(self.tail)
@@ -101,7 +102,7 @@ def block(data: bytes, dialect_id: str, tools: Tools) -> Block:
     dialect = BY_ID.get(dialect_id)
     if dialect is None:
         raise ValueError(f"fuzz: unknown dialect {dialect_id!r}; known: {', '.join(DIALECT_IDS)}")
-    return Block(dialect.render(Layout(data), tools))
+    return Block(dialect.render(Layout(data, dialect.markup), tools))
 
 
 def json_call_text(data: bytes) -> str:

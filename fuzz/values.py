@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import re
 import struct
+from collections.abc import Sequence
 from typing import Any
 
 from tcr.detector.formats import OPENER_RE
@@ -98,8 +99,13 @@ def text(src: Source, most: int) -> str:
     return "".join(_char(src) for _ in range(src.count(most)))
 
 
-def string(src: Source, *, markup: bool = True) -> str:
-    """A string value; with ``markup=False`` it holds no opening marker."""
+def string(src: Source, *, markup: bool = True, own: Sequence[str] = ()) -> str:
+    """A string value; with ``markup=False`` it holds no opening marker.
+
+    ``own``: the markers of the block the value is written in, drawn as often as all
+    the others together: a closing marker inside its own block's string is what policy 4
+    is about, and among every dialect's markers (55 of them) it would be one draw in 55.
+    """
     pieces = []
     for _ in range(src.count(3)):
         kind = src.below(3 + markup)
@@ -110,7 +116,7 @@ def string(src: Source, *, markup: bool = True) -> str:
         elif kind == 2:
             pieces.append(src.choice(_KEYS))
         else:
-            pieces.append(src.choice(_MARKUP))
+            pieces.append(src.choice(own if own and src.flag() else _MARKUP))
     joined = "".join(pieces)
     return joined if markup else defuse(joined)
 
@@ -122,12 +128,12 @@ def _float(src: Source) -> float:
     return value if math.isfinite(value) else 0.0
 
 
-def _value(src: Source, markup: bool, depth: int) -> Any:
+def _value(src: Source, markup: bool, depth: int, own: Sequence[str] = ()) -> Any:
     kind = src.below(8 if depth < 2 else 5)
     if kind == 0:
         return src.choice((0, 1, True, False, None))
     if kind == 1:
-        return string(src, markup=markup)
+        return string(src, markup=markup, own=own)
     if kind == 2:
         return src.choice(_INTEGERS) if src.flag() else src.below(1 << 32) - (1 << 31)
     if kind == 3:
@@ -135,21 +141,24 @@ def _value(src: Source, markup: bool, depth: int) -> Any:
     if kind == 4:
         return src.choice(_KEYS)
     if kind == 5:
-        return [_value(src, markup, depth + 1) for _ in range(src.count(3))]
-    return _object(src, markup, depth + 1, 3)
+        return [_value(src, markup, depth + 1, own) for _ in range(src.count(3))]
+    return _object(src, markup, depth + 1, 3, own)
 
 
 def _key(src: Source) -> str:
     return text(src, 4) if src.flag() else src.choice(_KEYS)
 
 
-def _object(src: Source, markup: bool, depth: int, most: int) -> dict[str, Any]:
-    return {_key(src): _value(src, markup, depth) for _ in range(src.count(most))}
+def _object(
+    src: Source, markup: bool, depth: int, most: int, own: Sequence[str] = ()
+) -> dict[str, Any]:
+    return {_key(src): _value(src, markup, depth, own) for _ in range(src.count(most))}
 
 
-def arguments(src: Source, *, markup: bool = True) -> dict[str, Any]:
-    """A call's arguments: a JSON object, possibly empty, possibly nested."""
-    return _object(src, markup, 0, 4)
+def arguments(src: Source, *, markup: bool = True, own: Sequence[str] = ()) -> dict[str, Any]:
+    """A call's arguments: a JSON object, possibly empty, possibly nested; ``own`` as for
+    ``string``."""
+    return _object(src, markup, 0, 4, own)
 
 
 # --- writing JSON ------------------------------------------------------------------
