@@ -143,15 +143,8 @@ def llama_server(
     ``template`` names a file in ``scripts/templates`` given as ``--chat-template-file``.
     """
     binary, libs = server_binary()
-    model = model_path()
     port = port or free_port()
-    args = [str(binary), "-m", str(model), "--host", "127.0.0.1", "--port", str(port)]
-    # --no-repack: on CPUs that advertise AMX but cannot run it (some sandboxes,
-    # this workplace's among them) the CPU backend's weight repacking dies with
-    # SIGILL; without repacking the server runs everywhere (ARCHITECTURE.md §9).
-    args += ["--jinja", "-c", "4096", "-t", "2", "--no-webui", "--no-repack", *extra]
-    if template is not None:
-        args += ["--chat-template-file", str(TEMPLATES / template)]
+    args = server_args(binary, model_path(), port, extra=extra, template=template)
     env = dict(os.environ)
     env["LD_LIBRARY_PATH"] = os.pathsep.join(
         p for p in (str(libs), str(binary.parent), env.get("LD_LIBRARY_PATH", "")) if p
@@ -170,6 +163,25 @@ def llama_server(
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+def server_args(
+    binary: Path,
+    model: Path,
+    port: int,
+    *,
+    extra: Sequence[str] = (),
+    template: str | None = None,
+) -> list[str]:
+    """The command line that starts ``llama-server`` on loopback ``port``."""
+    args = [str(binary), "-m", str(model), "--host", "127.0.0.1", "--port", str(port)]
+    # --no-repack: on CPUs that advertise AMX but cannot run it (some sandboxes,
+    # this workplace's among them) the CPU backend's weight repacking dies with
+    # SIGILL; without repacking the server runs everywhere (ARCHITECTURE.md §9).
+    args += ["--jinja", "-c", "4096", "-t", "2", "--no-webui", "--no-repack", *extra]
+    if template is not None:
+        args += ["--chat-template-file", str(TEMPLATES / template)]
+    return args
 
 
 def ended(returncode: int) -> str:

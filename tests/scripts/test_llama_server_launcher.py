@@ -1,12 +1,13 @@
-"""How the llama-server launcher reports a server that will not start."""
+"""How the llama-server launcher starts the server, and reports one that will not start."""
 
 from __future__ import annotations
 
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
-from llama_server import ended
+from llama_server import TEMPLATES, ended, server_args
 
 
 def _died_of(sig: signal.Signals) -> int:
@@ -26,3 +27,16 @@ def test_another_signal_is_named() -> None:
 
 def test_an_exit_code_is_given_as_it_is() -> None:
     assert ended(3) == "exited with 3"
+
+
+def test_the_server_starts_without_repacking_on_loopback() -> None:
+    # Repacking dies with SIGILL on CPUs that advertise AMX but cannot run it (DESIGN §9).
+    args = server_args(Path("llama-server"), Path("m.gguf"), 8080, extra=["--verbose"])
+    assert "--no-repack" in args
+    assert args[args.index("--host") + 1] == "127.0.0.1"
+    assert args[-1] == "--verbose"
+
+
+def test_a_template_is_given_as_a_chat_template_file() -> None:
+    args = server_args(Path("llama-server"), Path("m.gguf"), 8080, template="hermes.jinja")
+    assert args[-2:] == ["--chat-template-file", str(TEMPLATES / "hermes.jinja")]
