@@ -497,19 +497,25 @@ def _expected_calls(
     # Calls the detector rejected stand in for the missing ones only when there are as many
     # rejections as missing calls; fewer (calls merged, or gone) is a missing call.
     stand_in = rejected if len(calls) + len(rejected) >= len(want) else []
+    # With exactly one call or rejection per expected call, each takes its call's place in
+    # order: a rejected first call is that call rejected, not the second one misnamed.
+    slots = [p for p in placed if isinstance(p.event, ToolCall | Rejected)]
+    paired = slots if rejected and len(slots) == len(want) else calls
     found: dict[str, Violation] = {}  # the first of each kind
-    for index in range(max(len(calls), len(want))):
-        item = calls[index] if index < len(calls) else None
+    for index in range(max(len(paired), len(want))):
+        item = paired[index] if index < len(paired) else None
         call = item.event if item else None
         if index >= len(want):
             kind, problem = "extra ToolCall", f"unexpected call {index}: {brief(call)}"
         else:
             name = want[index].name
-            if not isinstance(call, ToolCall) and stand_in:
-                item = stand_in[0]
+            if isinstance(call, Rejected) or (not isinstance(call, ToolCall) and stand_in):
+                if not isinstance(call, Rejected):
+                    item = stand_in[0]
+                    call = item.event
                 kind = "Rejected instead of ToolCall"
                 problem = (
-                    f"call {index} ({name}) came out as {brief(item.event)}: "
+                    f"call {index} ({name}) came out as {brief(call)}: "
                     f"{len(calls)} calls and {len(rejected)} rejected, expected {len(want)}"
                 )
             elif not isinstance(call, ToolCall):

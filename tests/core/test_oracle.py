@@ -449,3 +449,26 @@ class DropsEverything(ToyDetector):
     def finish(self) -> list[Event]:
         super().finish()
         return []
+
+
+class RejectsTheFirstCall:
+    """Holds everything, then rejects the first of the two blocks ``|`` separates."""
+
+    def __init__(self) -> None:
+        self.fed = ""
+
+    def feed(self, chunk: str) -> list[Event]:
+        self.fed += chunk
+        return []
+
+    def finish(self) -> list[Event]:
+        first, second = self.fed.split("|")
+        return [Rejected(first + "|", first, "hermes"), ToolCall("search", "{}", second, "hermes")]
+
+
+def test_a_rejected_first_call_is_that_call_rejected_not_the_next_one_misnamed() -> None:
+    trace = run_trace(RejectsTheFirstCall(), ["<a>|<b>"])
+    want = {"calls": [{"name": "get_time", "arguments": {}}, {"name": "search", "arguments": {}}]}
+    (violation,) = expected(trace, want)
+    assert violation.kind == "Rejected instead of ToolCall"
+    assert violation.message.startswith("call 0 (get_time) came out as Rejected(")
