@@ -191,9 +191,7 @@ def replay(
                 shard=None if shard is None else parse_shard(shard),
                 jobs=jobs,
                 last_failed=LastFailed.read() if last_failed else None,
-                # A --detector-cmd process has its own per-answer limit; an alarm
-                # while its client waits on the pipe would lose its place in it.
-                timeout=timeout if detector_cmd is None else None,
+                timeout=timeout,  # in-process only: the run drops it for a --detector-cmd
             )
     except TcrError as error:
         fail("replay", error)
