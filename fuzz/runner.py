@@ -60,7 +60,7 @@ from tcr.signature import (
     split_rank,
 )
 from tcr.snippet import regression_test
-from tcr.time_limit import check_timeout
+from tcr.time_limit import DEFAULT_TIMEOUT, check_timeout
 
 from . import engine
 from .check import CaseChecker, FactoryFailed
@@ -292,6 +292,7 @@ class _Plan:
     claim: Claim  # what the detector is judged against: generation, seeds and checks follow it
     seeds: list[Seed]
     timeout: float | None = None  # seconds per message run: see tcr.time_limit
+    command: str | None = None  # the harness's command line: a --detector-cmd detector
     exitfirst: bool = False  # stop at the first finding
     max_findings: int | None = None  # stop after this many distinct findings
     writing: tuple[str, ...] | None = None  # blocks written in these claimed dialects only
@@ -318,7 +319,7 @@ def run(
     on_progress: Progress | None = None,
     shard: tuple[int, int] | None = None,
     jobs: int = 1,
-    timeout: float | None = None,
+    timeout: float | None = DEFAULT_TIMEOUT,
     exitfirst: bool = False,
     max_findings: int | None = None,
     writing: Collection[str] | None = None,
@@ -347,8 +348,9 @@ def run(
     dialects generated blocks are written in (default: every claimed one; the
     detector is still judged against its whole claim). As with
     ``tcr.replay.run``, the workers are fresh processes that import the detector
-    factory by name. ``timeout``: seconds one run of one message may take in an
-    in-process detector (None: no limit). Raises ``TcrError`` for unusable
+    factory by name. ``timeout``: CPU seconds one run of one message may take in an
+    in-process detector (default as ``tcr fuzz``'s; None: no limit; a ``--detector-cmd``
+    harness has its own limit per answer instead). Raises ``TcrError`` for unusable
     options and a worker that dies; a detector that crashes or goes over the time
     limit is a finding (check ``crash``).
     """
@@ -370,7 +372,9 @@ def run(
     plan, skipped = _plan(detector, claim, chosen, (empty_tools, special_tokens), corpus)
     plan = replace(
         plan,
-        timeout=check_timeout(timeout),
+        # in-process only: an alarm while a harness's client waits on its pipe would lose
+        # its place in it, and the harness has its own limit per answer
+        timeout=check_timeout(timeout) if plan.command is None else None,
         exitfirst=exitfirst,
         max_findings=1 if exitfirst else max_findings,
         writing=_writing(writing, plan.claim),
@@ -655,7 +659,7 @@ def _plan(
 
         paths = list(iter_recordings([Path(p) for p in corpus]))
     seeds, skipped = load_seeds(paths, claim=spec.claim)
-    return _Plan(spec.factory, spec.name, spec.claim, seeds), skipped
+    return _Plan(spec.factory, spec.name, spec.claim, seeds, command=spec.command), skipped
 
 
 def _finding(search: _Search, checker: CaseChecker, report: FuzzReport) -> Finding:

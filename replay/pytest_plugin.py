@@ -8,7 +8,8 @@ the violation and the shrunk reproducer. Without ``--tcr-corpus`` the plugin
 adds nothing but the fixture. The detector's claim (``tcr.claims``) comes from
 ``--tcr-dialect`` (repeatable) and ``--tcr-empty-tools``, else the ini options
 ``tcr_dialects``, ``tcr_empty_tools`` and ``tcr_special_tokens``, else what the detector
-declares.
+declares. A message that takes longer than ``--tcr-timeout`` (else the ini option
+``tcr_timeout``, else ``tcr replay``'s default) is a crash finding, not a hung test run.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import pytest
 
 from tcr.claims import SPECIAL_TOKENS
 from tcr.rechunk import DEFAULT_STRATEGIES
+from tcr.time_limit import DEFAULT_TIMEOUT
 
 __all__ = ["ReplayItem"]
 
@@ -71,6 +73,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     parser.addini("tcr_empty_tools", "What tools=[] means to the detector: reject or text.")
     parser.addini("tcr_special_tokens", "Whether special tokens reach the detector whole or split.")
+    group.addoption(
+        "--tcr-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="CPU seconds the detector may take over one message, plus 0.1 ms per chunk; "
+        f"longer is a crash finding (default: ini tcr_timeout, else {DEFAULT_TIMEOUT:g}).",
+    )
+    parser.addini(
+        "tcr_timeout", f"Seconds the detector may take over one message ({DEFAULT_TIMEOUT:g})."
+    )
     group.addoption("--tcr-runs", type=int, default=20, help="Runs of random strategies.")
     group.addoption("--tcr-seed", type=int, default=0, help="Seed of random strategies.")
 
@@ -96,6 +109,7 @@ class ReplayItem(pytest.Item):
             runs=config.getoption("tcr_runs"),
             seed=config.getoption("tcr_seed"),
             detector=config.getoption("tcr_detector"),
+            timeout=timeout_of(config),
             **claim_of(config),
         )
         if report.exit_code != EXIT_OK:
@@ -127,6 +141,14 @@ def claim_of(config: pytest.Config) -> dict[str, Any]:
         config.getoption("tcr_special_tokens") or config.getini("tcr_special_tokens") or None
     )
     return {"dialects": dialects, "empty_tools": empty_tools, "special_tokens": special_tokens}
+
+
+def timeout_of(config: pytest.Config) -> float:
+    """The time limit of one message: ``--tcr-timeout``, else the ini, else the CLI's default."""
+    given = config.getoption("tcr_timeout")
+    if given is None:
+        given = float(config.getini("tcr_timeout") or DEFAULT_TIMEOUT)
+    return float(given)
 
 
 class ReplayFailed(Exception):
@@ -164,14 +186,17 @@ def pytest_collection_modifyitems(
 
 @pytest.fixture
 def tcr_replay(request: pytest.FixtureRequest) -> Callable[..., Any]:
-    """``tcr.replay.run`` with ``--tcr-detector`` and the claim options as its defaults."""
+    """``tcr.replay.run`` with ``--tcr-detector``, ``--tcr-timeout`` and the claim options as
+    its defaults."""
     from tcr.replay import run
 
     default = request.config.getoption("tcr_detector")
+    timeout = timeout_of(request.config)
     claim = claim_of(request.config)
 
     def replay(*args: Any, **kwargs: Any) -> Any:
         kwargs.setdefault("detector", default)
+        kwargs.setdefault("timeout", timeout)
         for key, value in claim.items():
             kwargs.setdefault(key, value)
         return run(*args, **kwargs)

@@ -22,7 +22,7 @@ from tcr.judge import Judge, checks_of
 from tcr.oracle import RECORDING_CHECKS, TRACE_CHECKS, Check, Verdict
 from tcr.rechunk import DEFAULT_STRATEGIES, parse_strategy
 from tcr.shard import check_shard, parse_shard
-from tcr.time_limit import check_timeout
+from tcr.time_limit import DEFAULT_TIMEOUT, check_timeout
 from tcr.tool_specs import ToolSpecs, read_tool_specs
 
 from .cost import cost_outcome
@@ -59,7 +59,7 @@ def run(
     on_progress: Progress | None = None,
     shard: tuple[int, int] | None = None,
     jobs: int = 1,
-    timeout: float | None = None,
+    timeout: float | None = DEFAULT_TIMEOUT,
     dialects: Sequence[str] | None = None,
     empty_tools: str | None = None,
     special_tokens: str | None = None,
@@ -70,8 +70,9 @@ def run(
 
     ``shard=(k, n)`` replays the k-th of n deterministic shares of the sorted
     recordings (1 <= k <= n; the n shards cover every recording exactly once).
-    ``timeout``: seconds one run of one message may take in an in-process
-    detector (None: no limit); a run over it is a ``crash`` finding at its chunk.
+    ``timeout``: CPU seconds one run of one message may take in an in-process
+    detector (default as ``tcr replay``'s; None: no limit); a run over it is a ``crash``
+    finding at its chunk. A ``--detector-cmd`` harness has its own limit per answer instead.
     ``jobs`` > 1 replays in that many processes (a large recording's strategies and
     random runs spread over them too); the report is the same, in the same order.
     The workers are fresh processes: they import the detector factory by name, and
@@ -218,8 +219,9 @@ def _plan(
     if runs < 1:
         raise TcrError(f"--runs must be at least 1, not {runs}")
     chosen = checks_of(checks or None)  # none given: every check
+    chosen_detector = resolve_detector(detector)
     return Plan(
-        detector=resolve_detector(detector),
+        detector=chosen_detector,
         strategies=parsed,
         runs=runs,
         seed=seed,
@@ -228,8 +230,14 @@ def _plan(
         layer=layer,
         exitfirst=exitfirst,
         minimize=minimize,
-        timeout=check_timeout(timeout),
+        timeout=_in_process(check_timeout(timeout), chosen_detector),
     )
+
+
+def _in_process(timeout: float | None, detector: DetectorSpec) -> float | None:
+    """The limit for this detector: none for a ``--detector-cmd`` harness, which has its own
+    per answer (an alarm while its client waits on the pipe would lose its place in it)."""
+    return None if detector.command is not None else timeout
 
 
 def _stop_idle_harness(detector: DetectorSpec) -> None:

@@ -27,6 +27,7 @@ from textual.widgets import Footer
 from tcr.detector.loader import DetectorSpec, Factory
 from tcr.errors import TcrError
 from tcr.oracle import Verdict
+from tcr.time_limit import DEFAULT_TIMEOUT
 from tcr.trace import describe_error
 
 from . import navigation as nav
@@ -434,11 +435,13 @@ def make_app(
     start_at_first_violation: bool = False,
     seed: int = 0,
     chunks: Sequence[str] | None = None,
+    timeout: float | None = DEFAULT_TIMEOUT,
 ) -> DebuggerApp:
     """The debugger for one recording (or given ``chunks``); bad input raises ``TcrError``.
 
     ``rechunk``: the strategies ``r`` cycles through (default ``original`` then
-    ``char``); ``tools`` overrides the recording's declared tools.
+    ``char``); ``tools`` overrides the recording's declared tools; ``timeout``: seconds a
+    run of the message may take (``open_session``).
     """
     session = open_session(
         path,
@@ -448,6 +451,7 @@ def make_app(
         rechunk=rechunk,
         seed=seed,
         read_for=READ_FOR,
+        timeout=timeout,
     )
     return DebuggerApp(session, start_at_first_violation=start_at_first_violation)
 
@@ -458,6 +462,7 @@ def open_at_failure(
     detector: str | Factory | DetectorSpec | None = None,
     tools: Sequence[str] | None = None,
     chunks_or_strategy: str | Sequence[str] = "original",
+    timeout: float | None = DEFAULT_TIMEOUT,
 ) -> None:
     """Run the debugger positioned at the first violation (``tcr replay --debug``).
 
@@ -467,7 +472,12 @@ def open_at_failure(
     if isinstance(chunks_or_strategy, str):
         strategies = [chunks_or_strategy, "original", "char"]
         app = make_app(
-            path, detector=detector, tools=tools, rechunk=strategies, start_at_first_violation=True
+            path,
+            detector=detector,
+            tools=tools,
+            rechunk=strategies,
+            start_at_first_violation=True,
+            timeout=timeout,
         )
     else:
         app = make_app(
@@ -476,5 +486,6 @@ def open_at_failure(
             tools=tools,
             chunks=list(chunks_or_strategy),
             start_at_first_violation=True,
+            timeout=timeout,
         )
     app.run()

@@ -21,6 +21,7 @@ from tcr.detector.loader import DetectorSpec, Factory, make_detector, resolve_de
 from tcr.errors import TcrError
 from tcr.judge import Judge
 from tcr.oracle import TRACE_CHECKS, Verdict
+from tcr.time_limit import DEFAULT_TIMEOUT, check_timeout
 from tcr.trace import Trace
 
 from .diff import Reference, reference_for
@@ -55,6 +56,7 @@ class Session:
     detector: DetectorSpec
     strategies: tuple[str, ...]
     seed: int = 0
+    timeout: float | None = DEFAULT_TIMEOUT  # seconds per message run: see tcr.time_limit
     current: int = 0
     _runs: dict[str, Run] = field(default_factory=dict)
     _judge: Judge | None = None
@@ -98,6 +100,7 @@ class Session:
                 checks=TRACE_CHECKS,  # warm equals cold judges the factory, not a run to step
                 claim=self.detector.claim,
                 tool_specs=self.source.tool_specs,
+                timeout=self.timeout,  # armed on the main thread only (tcr.time_limit)
             )
         return self._judge
 
@@ -140,6 +143,7 @@ def open_session(
     rechunk: str | Sequence[str] | None = None,
     seed: int = 0,
     read_for: float | None = None,
+    timeout: float | None = DEFAULT_TIMEOUT,
 ) -> Session:
     """Validate everything up front (bad input raises ``TcrError``) and build a session.
 
@@ -149,7 +153,10 @@ def open_session(
     to read the recording before returning (None: all of it); the rest is read
     as the debugger needs it. Reading goes on to the end when the first strategy
     is not ``original`` or a ``splits:`` strategy must be checked against the text.
+    ``timeout``: seconds a run of the message may take, as in ``tcr replay`` (None: no
+    limit); longer ends it on a timed-out crash row.
     """
+    timeout = check_timeout(timeout)
     chosen = resolve_detector(detector)
     if path is None and chunks is None:
         raise TcrError("nothing to open: give a recording or chunks")
@@ -174,7 +181,7 @@ def open_session(
         checked = check_strategy(item, source.text if source.done else None)
         if checked not in canonical:
             canonical.append(checked)
-    session = Session(source, chosen, tuple(canonical), seed)
+    session = Session(source, chosen, tuple(canonical), seed, timeout)
     session.run  # noqa: B018  (makes the first detector now: a factory that raises is bad input)
     return session
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from tcr.detector.events import Detector, Event, Rejected, Text
 from tcr.detector.machine import FSM, TRANSITIONS
 from tcr.oracle import Verdict, Violation
+from tcr.time_limit import OverTime, message_time_limit
 from tcr.trace import Crash, Step, Trace, iter_steps, reads_state, snapshot_state
 
 from .source import deadline_passed
@@ -264,11 +265,25 @@ class Run:
     def advance(self, *, steps: int | None = None, seconds: float | None = None) -> bool:
         """Trace up to ``steps`` more steps or for about ``seconds``; True when done.
 
-        Stops early at the end of what the source has loaded so far.
+        Stops early at the end of what the source has loaded so far. The session's time
+        limit is armed per call (the slices between keys are not one message's time): a
+        detector that hangs in a step ends the run on a timed-out crash row, as in replay.
         """
+        self._sync()
+        try:
+            with message_time_limit(self.session.timeout, len(self.chunks)):
+                self._advance(steps, seconds)
+        except OverTime as error:  # ran out here, between two steps
+            self._stepping.close()
+            done = len(self.steps)
+            self.crash = Crash(done, self.starts[done], str(error), timed_out=True)
+            self.done = True
+        self.shown  # noqa: B018  (joined here, in the background, not per key)
+        return self.done
+
+    def _advance(self, steps: int | None, seconds: float | None) -> None:
         deadline = None if seconds is None else time.perf_counter() + seconds
         budget = steps if steps is not None else 1 << 62
-        self._sync()
         n = len(self.chunks)
         complete = self.complete
         while not self.done and budget > 0:
@@ -285,8 +300,6 @@ class Run:
             budget -= 1
             if budget % 64 == 0 and deadline_passed(deadline):
                 break
-        self.shown  # noqa: B018  (joined here, in the background, not per key)
-        return self.done
 
     def ensure(self, row: int) -> None:
         """Trace at least up to ``row``, loading the source as far as that needs."""

@@ -24,11 +24,18 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from tcr.commands.options import claimed, fail, seed_option, special_tokens_option
+from tcr.commands.options import (
+    claimed,
+    fail,
+    seed_option,
+    special_tokens_option,
+    timeout_option,
+)
 from tcr.detector.loader import DetectorSpec
 from tcr.dialects import DIALECTS
 from tcr.errors import EXIT_OK, EXIT_VIOLATION, TcrError
 from tcr.signature import PROXY_ONLY, Signature
+from tcr.time_limit import DEFAULT_TIMEOUT, check_timeout
 
 __all__ = ["TEXT", "Cell", "CellFinding", "Matrix", "build", "matrix"]
 
@@ -186,11 +193,17 @@ def build(
     seed: int = 0,
     save: Path | None = None,
     on_cell: Any = None,
+    timeout: float | None = DEFAULT_TIMEOUT,
 ) -> Matrix:
-    """Replay and fuzz each detector, cell by cell (``on_cell(row, column)`` before each)."""
+    """Replay and fuzz each detector, cell by cell (``on_cell(row, column)`` before each).
+
+    ``timeout``: CPU seconds an in-process detector may take over one message, as in
+    ``tcr replay`` (None: no limit); longer is a ``crash/timeout`` finding.
+    """
     from tcr.fuzz import run as fuzz
     from tcr.replay import run as replay
 
+    timeout = check_timeout(timeout)
     started = time.perf_counter()
     chosen = _rows(rows)
     read = _dialects_read(paths)
@@ -218,7 +231,7 @@ def build(
             on_cell("replay", name)
         # The recordings that hold a row's dialect (every one when the text row is shown).
         replayed = [p for p in paths if TEXT in chosen or read[p] & set(chosen)]
-        report = replay(replayed, detector=spec)
+        report = replay(replayed, detector=spec, timeout=timeout)
         for group in report.findings:
             _place(result, name, group.signature.dialect, "replay", group.first[1].reproducer,
                    group.signature, len(group.failures))  # fmt: skip
@@ -230,7 +243,7 @@ def build(
             mutated = [p for p in paths if row in read[p]]
             found = fuzz(
                 detector=spec, budget_s=budget_s, seed=seed, corpus=mutated, save=save,
-                writing=[row],
+                writing=[row], timeout=timeout,
             )  # fmt: skip
             result.cells[row, name].examples += found.examples
             for finding in found.findings:
@@ -340,6 +353,7 @@ def render(matrix: Matrix, console: Console) -> None:
     help="Fuzz time per claimed cell (e.g. 5s, 1m).",
 )
 @seed_option
+@timeout_option
 @click.option(
     "--html",
     "html",
@@ -365,6 +379,7 @@ def matrix(
     rows: tuple[str, ...],
     budget: str,
     seed: int,
+    timeout: float,
     html: Path | None,
     save: Path | None,
 ) -> None:
@@ -394,6 +409,7 @@ def matrix(
                     seed=seed,
                     save=save or DEFAULT_SAVE,
                     on_cell=on_cell,
+                    timeout=timeout,
                 )
     except TcrError as error:
         fail("matrix", error)

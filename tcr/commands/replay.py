@@ -191,9 +191,7 @@ def replay(
                 shard=None if shard is None else parse_shard(shard),
                 jobs=jobs,
                 last_failed=LastFailed.read() if last_failed else None,
-                # A --detector-cmd process has its own per-answer limit; an alarm
-                # while its client waits on the pipe would lose its place in it.
-                timeout=timeout if detector_cmd is None else None,
+                timeout=timeout,  # in-process only: the run drops it for a --detector-cmd
             )
     except TcrError as error:
         fail("replay", error)
@@ -211,7 +209,7 @@ def replay(
         click.echo(f"tcr replay: {not_remembered}", err=True)
     replayed = [(o, f) for o, f in report.failures if o is not report.cost]  # a recording's
     if debug and replayed and detector_cmd is None:
-        _debug(replayed[0], chosen, parse_tools(tools))
+        _debug(replayed[0], chosen, parse_tools(tools), timeout)
     sys.exit(report.exit_code if written else EXIT_ERROR)
 
 
@@ -238,7 +236,12 @@ def _detector(
         yield harness.claiming(dialects, empty_tools, special_tokens)
 
 
-def _debug(found: tuple[Outcome, Failure], detector: DetectorSpec, tools: list[str] | None) -> None:
+def _debug(
+    found: tuple[Outcome, Failure],
+    detector: DetectorSpec,
+    tools: list[str] | None,
+    timeout: float,
+) -> None:
     """Step through the first failure's shrunk chunking of the recorded text."""
     from tcr.rechunk import splits_spec
     from tcr.tui import open_at_failure
@@ -246,6 +249,8 @@ def _debug(found: tuple[Outcome, Failure], detector: DetectorSpec, tools: list[s
     outcome, failure = found
     spec = splits_spec(failure.splits) if failure.splits else "whole"
     try:
-        open_at_failure(outcome.path, detector=detector, tools=tools, chunks_or_strategy=spec)
+        open_at_failure(
+            outcome.path, detector=detector, tools=tools, chunks_or_strategy=spec, timeout=timeout
+        )
     except TcrError as error:
         fail("replay", error)

@@ -14,6 +14,7 @@ from tcr.commands.options import (
     fail,
     parse_tools,
     seed_option,
+    timeout_option,
     tools_option,
 )
 from tcr.detector.loader import DetectorSpec
@@ -56,6 +57,7 @@ Examples:
 @tools_option
 @claim_options
 @seed_option
+@timeout_option
 @click.option(
     "--at-first-violation",
     is_flag=True,
@@ -70,6 +72,7 @@ def tui(
     empty_tools: str | None,
     special_tokens: str | None,
     seed: int,
+    timeout: float,
     at_first_violation: bool,
 ) -> None:
     """Step a detector through one recording: the stream with its chunk boundaries,
@@ -90,6 +93,7 @@ def tui(
             tools=parse_tools(tools),
             seed=seed,
             start_at_first_violation=at_first_violation,
+            timeout=timeout,
         )
     except TcrError as error:
         fail("tui", error)

@@ -101,3 +101,22 @@ def test_the_page_marks_each_cell_and_escapes_what_it_shows(tmp_path: Path) -> N
     assert text.count('<td class="fail"') == 2 and text.count('<td class="pass"') == 1
     assert text.count('<td class="unclaimed"') == 1
     assert "&lt;tool_call&gt;" in text and "<tool_call>" not in text
+
+
+@pytest.mark.slow
+def test_a_detector_over_the_time_limit_is_a_timeout_finding(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Fuzz shrinks a finding for SHRINK_SECONDS, each try here taking the wall limit: cut short
+    monkeypatch.setattr("tcr.fuzz.runner.SHRINK_SECONDS", 0.5)
+    hangs = DetectorSpec.load("crashing_detectors:hangs_on_a_call", dialects=["hermes"])
+    # no recordings: replay has none to hang on, fuzz writes a Hermes call at once
+    matrix = build([hangs], [], rows=["hermes"], budget_s=0.5, save=tmp_path, timeout=0.1)
+    signatures = [f.signature for f in matrix.cell("hermes", hangs.name).findings]
+    assert any(s.startswith("crash/timeout") for s in signatures), signatures
+
+
+def test_the_command_takes_the_time_limit() -> None:
+    code, out = invoke("--row", "hermes", "--timeout", "0")
+    assert code == EXIT_ERROR
+    assert out.strip() == "tcr matrix: --timeout must be a positive number of seconds, not 0"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tcr.corpora import ROOT
@@ -103,3 +105,53 @@ def test_the_ini_states_the_claim_and_the_reference_restricts_itself(
     # One argument, so that pytest does not take the path for a rootdir (and miss the ini).
     result = pytester.runpytest_subprocess(f"--tcr-corpus={BRACKET}", "--tcr-rechunk", "char")
     result.assert_outcomes(passed=2)
+
+
+HANGS = "crashing_detectors:hangs_on_a_call"  # tests/crashing_detectors.py
+TESTS = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.slow
+def test_a_detector_over_the_time_limit_fails_its_item_naming_the_timeout(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PYTHONPATH", str(TESTS))  # the subprocess imports crashing_detectors
+    result = pytester.runpytest_subprocess(
+        "--tcr-corpus", str(SPLIT), "--tcr-rechunk", "original", "--tcr-detector", HANGS,
+        "--tcr-timeout", "0.1", timeout=60,
+    )  # fmt: skip
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*crash*the detector took longer than 0.1 s in feed() of chunk*"])
+
+
+@pytest.mark.slow
+def test_the_ini_sets_the_time_limit_of_the_items_and_the_fixture(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PYTHONPATH", str(TESTS))
+    pytester.makeini("[pytest]\ntcr_timeout = 0.2\n")
+    pytester.makepyfile(
+        f"""
+        def test_replay(tcr_replay):
+            report = tcr_replay([{str(SPLIT)!r}], strategies=["original"], checks=["crash"])
+            (violation,) = {{f.violation.message for _, f in report.failures}}
+            assert "took longer than 0.2 s" in violation
+        """
+    )
+    result = pytester.runpytest_subprocess(
+        f"--tcr-corpus={SPLIT}", "--tcr-rechunk", "original", "--tcr-detector", HANGS, timeout=60
+    )
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*the detector took longer than 0.2 s*"])
+
+
+def test_the_time_limit_is_the_command_line_s_default_unless_set(
+    pytester: pytest.Pytester,
+) -> None:
+    from tcr.replay.pytest_plugin import timeout_of
+    from tcr.time_limit import DEFAULT_TIMEOUT
+
+    assert timeout_of(pytester.parseconfig()) == DEFAULT_TIMEOUT
+    assert timeout_of(pytester.parseconfig("--tcr-timeout", "2.5")) == 2.5
+    pytester.makeini("[pytest]\ntcr_timeout = 3\n")
+    assert timeout_of(pytester.parseconfig()) == 3.0

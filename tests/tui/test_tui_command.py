@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from tui_helpers import DROPS_PENDING, SPLIT_MARKER
 
 from tcr.commands.tui import tui
+from tcr.time_limit import DEFAULT_TIMEOUT
 from tcr.tui import DebuggerApp
 
 
@@ -98,3 +99,12 @@ def test_bad_input_is_named_before_the_missing_terminal() -> None:
     done = _piped("missing.msgpack")
     assert done.returncode == 2
     assert "missing.msgpack" in done.stderr and "terminal" not in done.stderr
+
+
+def test_the_time_limit_reaches_the_session(started: list[DebuggerApp]) -> None:
+    assert CliRunner().invoke(tui, [str(SPLIT_MARKER)]).exit_code == 0
+    assert started[0].session.timeout == DEFAULT_TIMEOUT
+    assert CliRunner().invoke(tui, [str(SPLIT_MARKER), "--timeout", "0.5"]).exit_code == 0
+    assert started[1].session.timeout == 0.5
+    refused = CliRunner().invoke(tui, [str(SPLIT_MARKER), "--timeout", "-1"])
+    assert refused.exit_code == 2 and "--timeout must be a positive number" in refused.output

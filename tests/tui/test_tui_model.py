@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from crashing_detectors import hangs_on_a_call
 from tui_helpers import (
     CRASHES,
     DROPS_PENDING,
@@ -345,3 +346,16 @@ def test_the_detector_keeps_text_it_was_given() -> None:
 
 
 SPLIT_MARKER_REST = decode(read_recording(SPLIT_MARKER)).text[12:]
+
+
+@pytest.mark.slow
+def test_a_detector_over_the_time_limit_ends_the_run_on_a_timed_out_crash_row() -> None:
+    chunks = ["Hi ", "<tool_call>", '{"name": "f", "arguments": {}}</tool_call>']
+    session = open_session(chunks=chunks, detector=hangs_on_a_call, timeout=0.1)
+    run = session.run
+    run.finish_tracing()
+    assert run.crash is not None and run.crash.timed_out
+    assert run.view(1).crash == "took longer than 0.1 s"
+    (violation,) = session.analyse(run).violations
+    assert violation.check == "crash"
+    assert violation.message == "the detector took longer than 0.1 s in feed() of chunk 1"
