@@ -209,7 +209,10 @@ class _Search:
             if fresh and (now > self.deadline or self.stopped()):
                 raise _OutOfTime
             self.examples += fresh
-        elif self.first_failure is not None and now > self.first_failure + SHRINK_SECONDS:
+        elif self.first_failure is not None and (
+            # over the time limit, each try could take the whole limit again: kept as found
+            self.target.kind == TIMEOUT or now > self.first_failure + SHRINK_SECONDS
+        ):
             raise _OutOfTime
         if not fresh and self.target is None:
             known = self.replayed.get(data)

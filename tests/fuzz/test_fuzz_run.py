@@ -15,6 +15,7 @@ from tcr.corpora import ROOT
 from tcr.corpus import read_recording
 from tcr.detector.broken import BROKEN
 from tcr.detector.core import StreamDetector
+from tcr.detector.events import Event
 from tcr.errors import TcrError
 from tcr.fuzz import FuzzReport, run, runner
 from tcr.fuzz.check import CaseChecker
@@ -232,6 +233,33 @@ def test_a_case_over_the_time_limit_is_a_crash_finding() -> None:
     (violation,) = CaseChecker(hangs_on_a_call, timeout=0.2).check(case)
     assert violation.check == "crash"
     assert violation.message == "the detector took longer than 0.2 s in feed() of chunk 1"
+
+
+def test_a_timeout_finding_is_not_shrunk(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each try of a shrink could take the whole limit again: the case is kept as found.
+    monkeypatch.setattr(runner, "SHRINK_SECONDS", 3600.0)
+    hung: list[str] = []
+
+    class Hangs(StreamDetector):
+        def feed(self, chunk: str) -> list[Event]:
+            if "<tool_call>" in self.state.pending + chunk:
+                hung.append(chunk)
+                time.sleep(30)
+            return super().feed(chunk)
+
+    report = run(
+        detector=Hangs,
+        max_examples=200,
+        seed=0,
+        corpus=[],
+        save=None,
+        timeout=0.05,
+        exitfirst=True,
+    )
+    (finding,) = report.findings
+    assert (finding.signature.check, finding.signature.kind) == ("crash", "timeout")
+    assert len(finding.case.text) == finding.original_length
+    assert len(hung) <= 2  # the runs of the case that found it, and no try of a shrink
 
 
 def test_fuzz_timeout_must_be_positive() -> None:
