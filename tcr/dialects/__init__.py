@@ -56,6 +56,7 @@ _FAMILIES = (
     "gemma4",
     "hermes",
     "qwen3_coder",
+    "glm47",
     "glm45",
     "tools_tag",
     "fenced_json",
