@@ -73,6 +73,7 @@ _FAMILIES = (
     "deepseek_v32",
     "step3",
     "longcat",
+    "gigachat3",
     "internlm",
     "think",
     "minimax_m2",
