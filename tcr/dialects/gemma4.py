@@ -1,7 +1,9 @@
 """Gemma 4: ``call:NAME{key:<|"|>v<|"|>,…}`` between its ``<|tool_call>`` special tokens.
 
 Strings open and close with the ``<|"|>`` token and have no escapes; Gemma
-falls back to a JSON call inside the same tokens.
+falls back to a JSON call inside the same tokens. vLLM and SGLang both call its
+parser ``gemma4`` (vLLM's registry maps it to gemma4_engine_tool_parser.py,
+``Gemma4EngineToolParser``; SGLang's ``ToolCallParserEnum`` to ``Gemma4Detector``).
 """
 
 from __future__ import annotations
@@ -126,6 +128,7 @@ DIALECT = Dialect(
             calls=(Call("get_weather", {"city": "Paris, FR", "days": 3}),),
         ),
     ),
+    parser_names=("gemma4",),
     special_tokens=frozenset({OPEN, CLOSE, QUOTE}),
     lexer_by_first=(("{[", BodyLexer.JSON), ("c", BodyLexer.QUOTED)),
     quote=QUOTE,

@@ -1,4 +1,4 @@
-"""Dialects that share ``<tool_call>`` (hermes, qwen3_coder, glm45) are told apart by the body."""
+"""Dialects that share ``<tool_call>`` (hermes, qwen3_coder, glm47, glm45) are told apart by the body."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ def events(text: str) -> list[object]:
     return [*detector.feed(text), *detector.finish()]
 
 
-def test_the_three_engine_dialects_share_the_tool_call_tag_in_registry_order() -> None:
-    assert [d.id for d in SHARING["<tool_call>"]] == ["hermes", "qwen3_coder", "glm45"]
+def test_the_engine_dialects_share_the_tool_call_tag_in_registry_order() -> None:
+    assert [d.id for d in SHARING["<tool_call>"]] == ["hermes", "qwen3_coder", "glm47", "glm45"]
 
 
 @pytest.mark.parametrize(
@@ -24,6 +24,9 @@ def test_the_three_engine_dialects_share_the_tool_call_tag_in_registry_order() -
         ('{"name": "f", "arguments": {}}', "hermes"),
         ("<function=f>\n</function>", "qwen3_coder"),
         ("f\n<arg_key>a</arg_key>\n<arg_value>1</arg_value>", "glm45"),
+        ("f<arg_key>a</arg_key><arg_value>1</arg_value>", "glm47"),
+        ("f", "glm47"),  # GLM-4.7's call without arguments
+        ("f\n", "glm45"),
     ],
 )
 def test_a_call_carries_the_dialect_its_body_is_written_in(body: str, dialect: str) -> None:
