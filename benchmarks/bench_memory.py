@@ -46,8 +46,8 @@ CALL_EVERY = 50_000  # events between two native tool calls
 # TCR_FUZZ_SCALE multiplies every count in CI (tests/corpus/fuzzing.py, .ci/run: 10).
 INPUTS_TRIED = (
     (
-        "recording reader: truncations of the 167 bundled recordings",
-        "19,619 cut points",
+        "recording reader: truncations of the 174 bundled recordings",
+        "20,370 cut points",
         "tests/corpus/test_reader_hostile.py",
     ),
     ("recording reader: random truncations", "100", "tests/corpus/test_reader_hostile.py"),
@@ -187,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
         "process (about 45 MB for Python, tcr and its imports).",
         "",
         "Inputs tried per hostile-input surface in the default test run (CI's, with "
-        "`TCR_FUZZ_SCALE=10`, tries ten times as many; 50,975 cut points); each must give "
+        "`TCR_FUZZ_SCALE=10`, tries ten times as many; 52,758 cut points); each must give "
         "a clean result or one `TcrError` of one line:",
         "",
         "| surface | inputs | test |",
