@@ -144,7 +144,7 @@ def test_the_reference_is_restricted_to_a_claim_given_on_the_command_line() -> N
     assert report.claim == HERMES and report.formats == ("hermes",)
     assert report.finding is None, report.finding
     unlabelled = [line for line in report.skipped if "the claim (hermes) cannot read" in line]
-    assert len(unlabelled) == 1 and unlabelled[0].startswith("4 recordings"), report.skipped
+    assert len(unlabelled) == 1 and unlabelled[0].startswith("6 recordings"), report.skipped
 
 
 def test_a_claim_given_whole_replaces_the_detectors() -> None:
