@@ -1,14 +1,20 @@
-"""GLM-4.5: ``NAME`` then ``<arg_key>K</arg_key><arg_value>V</arg_value>`` pairs in tags.
+"""GLM-4.5: ``NAME``, a newline, then ``<arg_key>K</arg_key><arg_value>V</arg_value>`` pairs.
 
 vLLM and SGLang call its parser ``glm45``. Values are text (JSON only when they
-plainly are an object or array); no pairs means no arguments.
+plainly are an object or array); no pairs means no arguments. The newline after the
+name is what makes a body this dialect's: SGLang's ``glm45`` (python/sglang/srt/
+function_call/glm4_moe_detector.py, ``Glm4MoeDetector``: ``<tool_call>(.*?)(?:\\n|\n)
+(.*)</tool_call>``) and vLLM's ``glm4_moe`` parser (``<tool_call>([^\n]*)\n(.*)
+</tool_call>``) read nothing without it, so GLM-4.7's shapes (the name straight into
+``<arg_key>``, or a name alone) are ``tcr.dialects.glm47``'s and malformed here. That
+dialect reads either shape with ``read_name_and_pairs``, as the engines' glm47 parsers do.
 """
 
 from __future__ import annotations
 
 import re
 
-from tcr.dialects._calls import ParsedCall, check_name, text_call, walk
+from tcr.dialects._calls import BodyError, ParsedCall, check_name, text_call, walk
 from tcr.dialects._grammars import city_call
 from tcr.dialects._record import (
     Call,
@@ -24,17 +30,18 @@ from tcr.dialects._record import (
 from tcr.dialects._writing import XML_FLAVORS, BodyText, Calls, rendered, xml_arguments
 from tcr.dialects.hermes import CLOSE, OPEN
 
-__all__ = ["DIALECT"]
+__all__ = ["DIALECT", "KEY", "read_name_and_pairs"]
 
 KEY = "<arg_key>"
 _PAIR = re.compile(
     r"<arg_key>([^<]*)</arg_key>\s*<arg_value>(.*?)</arg_value>\s*(?=<arg_key>|\Z)", re.S
 )
-_NAME_START = re.compile(r"\s*[^\W\d]")
+_NAME_LINE = re.compile(r"\s*[^\W\d][^\n<]*\n")  # a name, then a newline before any tag
 
 
-def _parse(body: str) -> list[ParsedCall]:
-    """``NAME\\n<arg_key>K</arg_key>\\n<arg_value>V</arg_value>…``; no pairs, no arguments."""
+def read_name_and_pairs(body: str) -> list[ParsedCall]:
+    """``NAME`` then ``<arg_key>K</arg_key><arg_value>V</arg_value>…``, with or without
+    white space around them; no pairs, no arguments."""
     text = body.strip()
     first = text.find(KEY)
     head, rest = (text, "") if first < 0 else (text[:first], text[first:])
@@ -42,8 +49,15 @@ def _parse(body: str) -> list[ParsedCall]:
     return [text_call(name, walk(_PAIR, rest, "a pair"))]
 
 
+def _parse(body: str) -> list[ParsedCall]:
+    """``NAME\\n<arg_key>K</arg_key>\\n<arg_value>V</arg_value>…``; no pairs, no arguments."""
+    if not _owns(body):
+        raise BodyError("malformed", "no newline after the name before the first tag (GLM-4.5)")
+    return read_name_and_pairs(body)
+
+
 def _owns(body: str) -> bool:
-    return _NAME_START.match(body) is not None  # a tool name comes first
+    return _NAME_LINE.match(body) is not None
 
 
 def _render(draws: Draws, tools: Tools) -> Rendered:

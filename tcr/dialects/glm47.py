@@ -8,8 +8,11 @@ and reads neither shape. vLLM registers ``glm47`` for vllm/frontend/processing/
 tool_parsers/glm47_moe_tool_parser.py (``Glm47MoeModelToolParser``, whose regex takes
 the name and the pairs with or without white space) and now maps ``glm45`` to the same
 class. So this is its own dialect: a parser claimed as ``glm45`` is not asked to read
-it. The body is GLM-4.5's (``tcr.dialects.glm45`` parses it); a block is this
-dialect's when the name runs straight into ``<arg_key>`` or ends the body.
+it. A body is this dialect's when no newline follows the name before the first tag
+(it runs straight into ``<arg_key>``, or ends the body); with one, it is GLM-4.5's,
+and ``glm45`` reads nothing else. Claimed alone, this dialect still reads GLM-4.5's
+newline form (``glm45.read_name_and_pairs``), as every glm47 parser above does:
+expecting it rejected would blame them all.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from tcr.dialects.hermes import CLOSE, OPEN
 __all__ = ["DIALECT"]
 
 KEY = glm45.KEY
-_OWNED = re.compile(r"[^\W\d][\w.\-]*(?:<arg_key>|\Z)")  # NAME, then a pair or nothing
+_OWNED = re.compile(r"\s*[^\W\d][^\n<]*(?:<|\Z)")  # a name, then no newline before a tag
 
 _MODEL = Model(
     "vllm",
@@ -80,7 +83,7 @@ DIALECT = Dialect(
     opens=(OPEN,),
     closes=(CLOSE,),
     closing=Closing.MARKER,
-    parse=glm45.DIALECT.parse,
+    parse=glm45.read_name_and_pairs,
     render=_render,
     example=Example("Checking.", _block(_PARIS) + _block(_BERLIN), "", (_PARIS, _BERLIN)),
     grammars=(

@@ -9,16 +9,22 @@ restricted to the claim; what cannot be judged for the claim is skipped, with wh
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
+from pathlib import Path
 
+import pytest
 from claimed_detectors import calls_unclaimed, eats_unclaimed, hermes_only
 
 from tcr.claims import EVERYTHING, Claim
+from tcr.corpora import bundled
+from tcr.corpus import read_recording
 from tcr.detector.core import StreamDetector
 from tcr.detector.events import Event, Text
 from tcr.detector.formats import HOLDBACK_BOUND
 from tcr.expectation import Expectation, expectation_of
 from tcr.judge import NO_MARKER, NOT_RESTATED, Judge
 from tcr.oracle import Check
+from tcr.stream import decode
 
 HERMES = Claim(frozenset({"hermes"}))
 CALL = '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
@@ -152,3 +158,45 @@ def test_an_expectation_made_for_the_claim_is_used_as_is() -> None:
     judge = Judge(hermes_only, MESSAGE, expectation=truth, claim=HERMES, expectation_for=HERMES)
     assert judge.expectation is truth
     assert Judge(hermes_only, MESSAGE, expectation=truth, claim=EVERYTHING).expectation is truth
+
+
+def glm_recordings(stem: str) -> list[Path]:
+    return [p for p in bundled() if stem in p.stem]
+
+
+def reads_no_glm47_block(tools: Sequence[str] | None = None) -> StreamDetector:
+    """A correct glm45 parser on GLM-4.7 messages, as SGLang's Glm4MoeDetector, which needs
+    a newline after the name: no block there is a call. The reference restricted to hermes
+    stands in for it: it rejects every GLM body the same way (malformed, the body shown)."""
+    return StreamDetector(tools, dialects=["hermes"])
+
+
+@pytest.mark.parametrize("path", glm_recordings("glm47"), ids=lambda p: p.stem)
+def test_a_glm45_claim_is_not_blamed_for_glm47_blocks(path: Path) -> None:
+    recording = read_recording(path)
+    text = "".join(decode(recording).content)
+    claim = Claim(frozenset({"glm45"}))
+    judge = Judge(
+        reads_no_glm47_block, text, tools=recording.tools, expectation=recording.expect, claim=claim
+    )
+    assert judge.expectation is not None and judge.expectation.calls == ()  # no call expected
+    for chunks in ([text], list(text)):
+        verdict = judge.verdict(chunks)
+        assert verdict.ok, verdict.violations
+
+
+@pytest.mark.parametrize("path", glm_recordings("glm"), ids=lambda p: p.stem)
+def test_a_glm45_and_glm47_claim_expects_every_glm_call(path: Path) -> None:
+    recording = read_recording(path)
+    text = "".join(decode(recording).content)
+    claim = Claim(frozenset({"glm45", "glm47"}))
+    assert isinstance(recording.expect, dict)
+    stored_calls = recording.expect["calls"]
+    assert stored_calls
+    judge = Judge(
+        StreamDetector, text, tools=recording.tools, expectation=recording.expect, claim=claim
+    )
+    assert judge.expectation is not None and judge.expectation.calls is not None
+    assert [c.name for c in judge.expectation.calls] == [c["name"] for c in stored_calls]
+    verdict = judge.verdict([text])
+    assert verdict.ok, verdict.violations

@@ -341,7 +341,20 @@ def test_glm_name_then_key_value_pairs() -> None:
 
 def test_glm47_pairs_without_newlines() -> None:
     body = "get_weather<arg_key>city</arg_key><arg_value>Beijing</arg_value>"
-    assert parse_body("glm45", body) == [call("get_weather", city="Beijing")]
+    assert parse_body("glm47", body) == [call("get_weather", city="Beijing")]
+
+
+@pytest.mark.parametrize(
+    "body", ["get_weather<arg_key>city</arg_key><arg_value>Beijing</arg_value>", "get_time"]
+)
+def test_glm45_without_a_newline_after_the_name_is_malformed(body: str) -> None:
+    """GLM-4.7's shapes: SGLang's glm45 (Glm4MoeDetector) and vLLM's glm4_moe need the newline."""
+    assert rejection("glm45", body).reason == "malformed"
+
+
+def test_glm47_reads_glm45_s_newline_form_as_the_engines_glm47_parsers_do() -> None:
+    body = "get_weather\n<arg_key>city</arg_key>\n<arg_value>Beijing</arg_value>\n"
+    assert parse_body("glm47", body) == [call("get_weather", city="Beijing")]
 
 
 def test_glm_name_alone_is_a_call_without_arguments() -> None:
@@ -349,7 +362,7 @@ def test_glm_name_alone_is_a_call_without_arguments() -> None:
 
 
 def test_glm_value_that_is_json_is_parsed() -> None:
-    body = 'search<arg_key>filters</arg_key><arg_value>{"lang": "en"}</arg_value>'
+    body = 'search\n<arg_key>filters</arg_key>\n<arg_value>{"lang": "en"}</arg_value>'
     assert parse_body("glm45", body) == [call("search", filters={"lang": "en"})]
 
 
