@@ -55,11 +55,15 @@ def test_a_passing_replay_of_every_bundled_recording_fits_in_25_lines() -> None:
 
 @pytest.mark.slow
 @pytest.mark.process
-def test_a_piped_tcr_replay_prints_at_most_25_lines_and_no_escape_codes() -> None:
+def test_a_piped_tcr_replay_prints_at_most_25_lines_and_no_escape_codes(tmp_path: Path) -> None:
     tcr_script = Path(sys.executable).with_name("tcr")
     env = {**os.environ, "TERM": "xterm-256color"}  # a terminal name must not bring colours
     started = time.monotonic()
-    done = subprocess.run([str(tcr_script), "replay"], capture_output=True, text=True, env=env)
+    # From outside the bundled corpora, as after `pip install .`: in a clone's root with an
+    # editable install they are inside the working directory and shown as corpora/recorded/.
+    done = subprocess.run(
+        [str(tcr_script), "replay"], capture_output=True, text=True, env=env, cwd=tmp_path
+    )
     elapsed = time.monotonic() - started
     lines = done.stdout.splitlines()
     assert done.returncode == EXIT_OK, done.stdout + done.stderr
