@@ -285,11 +285,16 @@ def test_finding_signature_is_check_kind_dialect_at_the_probe_chunking() -> None
     assert SHAPE == "fixed:8"
 
 
-def test_slow_runs_while_plain_text_is_probed_alone_do_not_take_the_dialect_away() -> None:
-    # The first four runs of plain text alone at 4n take 3x their time (the machine busy
-    # for a moment): measured twice with two runs a size, text would look superlinear and
-    # the quadratic Hermes blocks be reported with no dialect. Text that grows is measured
-    # again with every repeat, pooled, before it names nothing.
+@pytest.mark.parametrize("slow_runs", [4, 9])
+def test_slow_runs_while_plain_text_is_probed_alone_do_not_take_the_dialect_away(
+    slow_runs: int,
+) -> None:
+    # The first runs of plain text alone at 4n take 3x their time (the machine busy for a
+    # while): measured with two runs a size, text would look superlinear and the quadratic
+    # Hermes blocks be reported with no dialect. Text that grows is measured again with
+    # every repeat, pooled, then judged as the probe of every part was, before it names
+    # nothing. Nine slow runs: CI under load named rejoins_buffer cost/superlinear@fixed:8
+    # with four of them handled.
     clock = VirtualClock()
     slowed = {"runs": 0, "smallest": 0}
 
@@ -307,7 +312,7 @@ def test_slow_runs_while_plain_text_is_probed_alone_do_not_take_the_dialect_away
         def finish(self) -> list[Event]:
             if not self.opened:
                 smallest = slowed["smallest"] = min(slowed["smallest"] or self.fed, self.fed)
-                if self.fed >= 2 * smallest and slowed["runs"] < 4:
+                if self.fed >= 2 * smallest and slowed["runs"] < slow_runs:
                     slowed["runs"] += 1
                     clock.now += 2 * (clock.now - self.started)
             return []
@@ -315,7 +320,7 @@ def test_slow_runs_while_plain_text_is_probed_alone_do_not_take_the_dialect_away
     cost = measure_cost(
         lambda: BusyAtFirst(clock, in_blocks), claim=HERMES, clock=clock, settings=SETTINGS
     )
-    assert slowed["runs"] == 4
+    assert slowed["runs"] == slow_runs
     assert [v.dialect for v in cost.violations] == ["hermes"]
 
 

@@ -132,7 +132,9 @@ def test_rejected_content_strips_the_format_markers(raw: str, shown: str) -> Non
 def test_block_longer_than_max_block_is_rejected_and_printing_resumes() -> None:
     text = "<tool_call>" + "x" * 100 + "</tool_call> after"
     whole = run([text], max_block=50)
-    assert whole[0] == Rejected(text[:50], "x" * 39, "glm47", "too_long")  # a name with no newline: 4.7's
+    assert whole[0] == Rejected(
+        text[:50], "x" * 39, "glm47", "too_long"
+    )  # a name with no newline: 4.7's
     assert whole[1:] == [Text(text[50:])]
     for label, chunks in chunkings(text, randoms=30):
         assert run(chunks, max_block=50) == whole, label
