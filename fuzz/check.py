@@ -65,19 +65,19 @@ class CaseChecker:
         compare against it), so only its oracles run again. Warm-cold judges the text, not
         the chunking: ``whole``."""
         text = case.text
-        expectation = None if case.truth is None else case.truth.expected()
         wanted = CHECKS if checks is None else checks
         judge = Judge(
             self.factory,
             text,
             tools=case.tools,
-            expectation=expectation,
+            expectation=None if case.truth is None else case.truth.expected(),
             checks=[c for c in TRACE_CHECKS if c in wanted],
             timeout=self.timeout,
             claim=self.claim,
             expectation_for=self.claim,  # the ground truth is made for the claim
             tool_specs=case.tool_specs,  # schemas agreeing with the truth: values compared typed
         )
+        in_string: set[Signature] = set()
         try:
             whole = judge.whole
             # One chunk is the whole run: judged against itself, it is run once.
@@ -89,6 +89,7 @@ class CaseChecker:
                     key(v)
                     for v in (found if trace is whole else judge.judge_trace(whole).violations)
                 )
+                in_string = judge.in_string(unsplit)
             warm_cold = Check.WARM_COLD in wanted and _samples_warm_cold(text)
             if trace.crash is None and warm_cold:  # not in TRACE_CHECKS
                 cold = judge.warm_cold([text] if text else []).violations
@@ -97,4 +98,4 @@ class CaseChecker:
         except FactoryError as error:
             raise FactoryFailed(str(error)) from error
         found.sort(key=lambda v: CHECKS.index(v.check))
-        return found, [coarse_key(v, unsplit) for v in found]
+        return found, [coarse_key(v, unsplit, in_string) for v in found]

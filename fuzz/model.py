@@ -87,6 +87,8 @@ class Finding:
     original_splits: int
     signature: Signature  # of its violation on the shrunk case
     count: int = 1  # examples that showed its signature key, over the whole search
+    # the keys of its violations that need a marker in a string (tcr.signature.IN_STRING)
+    in_string: frozenset[Signature] = frozenset()
     saved: Path | None = None
     replay_command: str = ""
     tui_command: str = ""

@@ -15,8 +15,8 @@ from tcr._runtime import junit
 from tcr._runtime.report_files import write_sarif_log
 from tcr.claims import EVERYTHING
 from tcr.findings import Grouped, group
-from tcr.oracle import Check
-from tcr.signature import PROXY_NOTE, signature
+from tcr.oracle import Check, Violation
+from tcr.signature import IN_STRING, PROXY_NOTE, Signature, signature
 
 from .model import Finding, FuzzReport
 from .truth import Truth
@@ -76,8 +76,13 @@ def progress_line(report: FuzzReport, elapsed: float) -> str:
 def findings(report: FuzzReport) -> list[Grouped[Finding]]:
     """The report's signatures as distinct findings (``tcr.findings``): what one shrunk case
     showed besides its own signature are its symptoms."""
-    runs = [{signature(v, f.case.chunks) for v in f.violations} for f in report.findings]
+    runs = [{_signed(v, f) for v in f.violations} for f in report.findings]
     return group(report.findings, runs)
+
+
+def _signed(violation: Violation, finding: Finding) -> Signature:
+    found = signature(violation, finding.case.chunks)
+    return replace(found, shape=IN_STRING) if found.key in finding.in_string else found
 
 
 def render(report: FuzzReport, console: Console) -> None:

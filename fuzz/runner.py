@@ -49,8 +49,9 @@ from tcr.oracle import Check, Violation
 from tcr.rechunk import split_tokens_mended
 from tcr.shard import check_shard
 from tcr.signature import (
+    IN_STRING,
     TIMEOUT,
-    WHOLE,
+    UNSPLIT,
     Signature,
     cuts_whole_token,
     key,
@@ -686,7 +687,6 @@ def _finding(search: _Search, checker: CaseChecker, report: FuzzReport) -> Findi
                 case.chunks, fails, budget=2000, keep_whole=markers, rank=split_rank
             )
             case = replace(case, chunks=tuple(shrunk))
-            violations = checker.check(case) or violations
         except NotFailing:  # it failed a moment ago: the detector answers at random
             flaky = True
     if not flaky and target.check not in _KEEPS_TEXT and target.kind != TIMEOUT:
@@ -699,14 +699,19 @@ def _finding(search: _Search, checker: CaseChecker, report: FuzzReport) -> Findi
                     case.chunks, fails, budget=500, keep_whole=markers, rank=split_rank
                 )
                 case = replace(case, chunks=tuple(shrunk))
-            violations = checker.check(case) or violations
+    in_string: frozenset[Signature] = frozenset()
+    if not flaky and target.kind != TIMEOUT:
+        # every check judges the shrunk case: the others it fails are its symptoms
+        judged, coarse = checker.keyed(case)
+        violations = judged or violations
+        in_string = frozenset(k.key for k in coarse if k.shape == IN_STRING)
     violation = next((v for v in violations if key(v) == target.key), violations[0])
     if flaky:
         violation = replace(violation, message=f"{violation.message} ({FLAKY})")
     others = tuple(v for v in violations if v is not violation and key(v) != target.key)
     found = signature(violation, case.chunks, claim=checker.claim)
-    if target.shape == WHOLE:  # the unsplit run showed it: so it is, shrunk or not (timeout)
-        found = replace(found, shape=WHOLE)
+    if target.shape in UNSPLIT:  # the unsplit run showed it: so it is, shrunk or not (timeout)
+        found = replace(found, shape=target.shape)
     return Finding(
         violation=violation,
         violations=(violation, *others),
@@ -718,19 +723,22 @@ def _finding(search: _Search, checker: CaseChecker, report: FuzzReport) -> Findi
         original_splits=len(search.original.chunks) - 1,
         signature=found,
         count=search.counts.get(target, 1),
+        in_string=in_string,
     )
 
 
 def _symptoms(finding: Finding, checker: CaseChecker) -> list[Signature]:
     """The coarse keys of the other checks that the shrunk case of a chunk-dependent finding
     fails in its dialect: one minimal chunking makes them all fail (``tcr.findings``)."""
-    if finding.signature.shape == WHOLE or len(finding.violations) < 2:
+    if finding.signature.shape in UNSPLIT or len(finding.violations) < 2:
         return []
     _, coarse = checker.keyed(finding.case)
     return [
         k
         for k in coarse
-        if k.shape != WHOLE and k.dialect == finding.signature.dialect and k.check != finding.check
+        if k.shape not in UNSPLIT
+        and k.dialect == finding.signature.dialect
+        and k.check != finding.check
     ]
 
 

@@ -33,6 +33,7 @@ from tcr.minimize import FLAKY, NotFailing, minimize_splits, minimize_text
 from tcr.oracle import CHECKS, Check, Violation
 from tcr.rechunk import Chunking, Cuts, Strategy, splits_spec
 from tcr.signature import (
+    IN_STRING,
     TIMEOUT,
     WHOLE,
     Signature,
@@ -177,6 +178,7 @@ class Replay:
         self.tools = judge.tools
         self.expect = judge.expectation
         self._unsplit: set[Signature] | None = None  # the keys the whole run shows, once known
+        self._in_string: set[Signature] | None = None  # those of them that need IN_STRING
 
     def outcome(
         self, slot: int, runs: tuple[int, int] | None = None
@@ -230,9 +232,9 @@ class Replay:
             if not verdict.violations:
                 continue
             outcome.failing_runs += 1
-            unsplit = self.unsplit_keys()
+            unsplit, in_string = self.unsplit_keys(), self.in_string_keys()
             for violation in verdict.violations:
-                coarse = coarse_key(violation, unsplit)
+                coarse = coarse_key(violation, unsplit, in_string)
                 if coarse not in seen:
                     seen.add(coarse)
                     found.append((chunking, violation, coarse))
@@ -271,6 +273,20 @@ class Replay:
             self._unsplit = {key(v) for v in whole.violations}
         return self._unsplit
 
+    def in_string_keys(self) -> set[Signature]:
+        """Those of ``unsplit_keys`` that need a claimed marker in a string of a call's value
+        (``Judge.in_string``), judged once per recording."""
+        if self._in_string is None:
+            self._in_string = self.judge.in_string(self.unsplit_keys())
+        return self._in_string
+
+    def _signature(self, violation: Violation, chunks: Sequence[str]) -> Signature:
+        """``violation``'s signature on ``chunks``: unsplit, ``IN_STRING`` when it needs that."""
+        found = signature(violation, chunks, claim=self.judge.claim)
+        if found.shape == WHOLE and found.key in self.in_string_keys():
+            return replace(found, shape=IN_STRING)
+        return found
+
     # -- shrinking ---------------------------------------------------------------
 
     def fails(self, target: Signature) -> Callable[[Sequence[str]], bool]:
@@ -281,8 +297,10 @@ class Replay:
         """Another text: the whole run is redone for it (no expectation applies). It must
         show ``target`` (key and shape): the snippet fails as the reproducer does."""
 
+        unsplit = replace(target, shape=WHOLE) if target.shape == IN_STRING else target
+
         def fails(chunks: Sequence[str]) -> bool:
-            if shaped(target, chunks, claim=self.judge.claim) != target:  # shape and proxy
+            if shaped(target, chunks, claim=self.judge.claim) != unsplit:  # shape and proxy
                 return False
             if cuts_whole_token(chunks, self.judge.claim):  # never given such a chunking
                 return False
@@ -295,7 +313,9 @@ class Replay:
                 claim=self.judge.claim,
                 tool_specs=self.judge.tool_specs,
             )
-            return any(key(v) == target.key for v in judge.verdict(chunks).violations)
+            if not any(key(v) == target.key for v in judge.verdict(chunks).violations):
+                return False
+            return target.shape != IN_STRING or bool(judge.in_string({target.key}))
 
         return fails
 
@@ -318,7 +338,7 @@ class Replay:
                 flaky = replace(violation, message=f"{violation.message} ({FLAKY})")
                 return self._failure(chunking, flaky, chunking.chunks, chunking.chunks)
         violation = self.violation_on(chunks, target) or violation
-        found = signature(violation, chunks, claim=self.judge.claim)
+        found = self._signature(violation, chunks)
         shortest: Sequence[str] = chunks
         # The reproducer keeps the recorded text; the pytest snippet needs only the
         # content, so it gets the shortest text that still fails with the same signature.
@@ -337,7 +357,7 @@ class Replay:
         shortest: Sequence[str],
     ) -> Failure:
         splits = Chunking("splits", "min", tuple(chunks)).splits
-        found = signature(violation, chunks, claim=self.judge.claim)
+        found = self._signature(violation, chunks)
         return Failure(
             violation=violation,
             label=chunking.label,

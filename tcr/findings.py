@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
 from tcr._verdict import Check
-from tcr.signature import PROXY_ONLY, WHOLE, Signature
+from tcr.signature import PROXY_ONLY, UNSPLIT, WHOLE, Signature
 
 __all__ = ["Cause", "Grouped", "cause", "group", "symptoms"]
 
@@ -72,7 +72,7 @@ _OF_EVENTS = frozenset(
 
 
 def cause(found: Signature) -> Cause:
-    if found.shape not in ("", WHOLE) and found.check in _OF_EVENTS:
+    if found.shape not in ("", WHOLE) and found.check in _OF_EVENTS:  # a split, or IN_STRING
         return Cause(found.shape)
     return Cause(found.shape, found.check, found.kind)
 
@@ -203,12 +203,12 @@ def _primary(
             covered.setdefault(cause(other), set()).update(seen[other])
             first.setdefault(cause(other), other)
         primary = next((first[c] for c, rows_of in covered.items() if rows <= rows_of), None)
-    if primary is None and found.check == Check.INVARIANCE and found.shape not in ("", WHOLE):
+    if primary is None and found.check == Check.INVARIANCE and found.shape not in ("", *UNSPLIT):
         primary = next(
             (
                 other
                 for other in ordered
-                if other.shape == WHOLE
+                if other.shape in UNSPLIT
                 and other.check in _OF_EVENTS - {Check.INVARIANCE}
                 and found.dialect in ("", other.dialect)
                 and rows <= seen[other]

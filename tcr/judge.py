@@ -42,6 +42,7 @@ learns it from the reference's run of the whole text, once.
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
@@ -50,12 +51,14 @@ from typing import Any
 from tcr._verdict import CHECKS, TRACE_CHECKS, Check, Verdict
 from tcr.claims import EVERYTHING, Claim
 from tcr.detector.core import StreamDetector
-from tcr.detector.events import Detector, Event, Text, ToolCall
+from tcr.detector.events import Detector, Event, Rejected, Text, ToolCall
 from tcr.detector.formats import NOTHING, Lexicon, lexicon
 from tcr.detector.loader import Factory, accepts_keyword, make_detector
 from tcr.errors import TcrError, did_you_mean
 from tcr.expectation import Expectation, ExpectedCall, expectation_of
 from tcr.oracle import NO_MARKER, Schemas, Violation, arguments_differ, check_trace
+from tcr.signature import Signature, unquoted
+from tcr.signature import key as signature_key
 from tcr.streamed import Reference, streamed_verdict
 from tcr.tool_specs import ToolSpecs, parameter_schemas, read_tool_specs
 from tcr.trace import Trace, run_trace
@@ -253,6 +256,26 @@ class Judge:
         )
         return self._told(verdict, wanted, spans_skipped, trace.chunks)
 
+    def in_string(self, shown: Collection[Signature]) -> set[Signature]:
+        """Of ``shown`` (signature keys the whole run shows), those the same message with its
+        claimed markers inside call values escaped (``tcr.signature.unquoted``: the same
+        values) does not show: they need a marker in a string (``IN_STRING``).
+
+        Judged only where the escape changes nothing the restricted reference reads (the
+        same text and calls; a block shown as text, or rejected, shows the escape), so
+        that this message's expectation holds for the escaped one too.
+        """
+        escaped = unquoted(self.text, self.claim)
+        if not shown or escaped == self.text:
+            return set()
+        other = copy.copy(self)
+        other.text = escaped
+        other._whole = other._whole_detector = other._reference = other._reference_run = None
+        if _read(other.reference) != _read(self.reference):
+            return set()
+        still = other.judge_trace(other.whole, checks=self.trace_checks).violations
+        return set(shown) - {signature_key(v) for v in still}
+
     def _wanted(
         self, checks: Collection[str] | None
     ) -> tuple[tuple[Check, ...], list[Check], dict[str, str]]:
@@ -339,6 +362,20 @@ class Judge:
             fresh_run=fresh_run,
             streamed=streamed,
         )
+
+
+def _read(events: Sequence[Event]) -> list[tuple[str, ...]]:
+    """What a reader takes from ``events``: text, reasoning, calls by name and arguments,
+    rejected blocks by what they show (no raw text, no format)."""
+    read: list[tuple[str, ...]] = []
+    for event in events:
+        if isinstance(event, ToolCall):
+            read.append(("call", event.name, event.arguments))
+        elif isinstance(event, Rejected):
+            read.append(("rejected", event.content, event.reason))
+        else:
+            read.append((type(event).__name__, event.text))
+    return read
 
 
 def _lexicon(claim: Claim, tools: Sequence[str] | None) -> Lexicon:

@@ -4,7 +4,9 @@ A ``Signature`` is the check, the ``kind`` of event or loss (``Violation.kind``)
 the dialect involved (``Violation.dialect``) and the *shape* of the shrunk
 input: where its decisive split falls relative to the markers (inside an
 opening or a closing marker, at a marker's edge, inside a block's body, in
-plain text), or ``whole`` when the failure needs no split at all.
+plain text), or ``whole`` when the failure needs no split at all
+(``marker-in-string`` when it needs a claimed marker inside a string of a call's
+value instead: ``unquoted``).
 
 A violation knows its check, kind and dialect as soon as it is found: that is
 its ``key``. An input not shrunk yet has no meaningful shape (a random chunking
@@ -37,18 +39,20 @@ from typing import TYPE_CHECKING
 
 from tcr.claims import EVERYTHING, Claim
 from tcr.detector.formats import DISTINCTIVE_OPENERS, SHARING, alternation, prefix_regex
-from tcr.dialects import BY_ID
+from tcr.dialects import BY_ID, BodyLexer, Dialect
 from tcr.rechunk import special_spans, splits_inside
 
 if TYPE_CHECKING:  # tcr._verdict names dialects with this module's help
     from tcr._verdict import Violation
 
 __all__ = [
+    "IN_STRING",
     "PROXY_NOTE",
     "PROXY_ONLY",
     "SHAPES",
     "SPLIT",
     "TIMEOUT",
+    "UNSPLIT",
     "WHOLE",
     "Signature",
     "coarse_key",
@@ -63,6 +67,7 @@ __all__ = [
     "special_markers",
     "special_split",
     "split_rank",
+    "unquoted",
 ]
 
 PROXY_ONLY = "only when a proxy re-chunks"  # what a finding that cuts a special token says
@@ -73,6 +78,10 @@ PROXY_NOTE = (  # the same, said in full (SARIF messages)
 
 TIMEOUT = "timeout"  # the kind of a crash finding over the per-message time limit
 WHOLE = "whole"  # the failure needs no split: the unsplit input fails the same way
+# The failure needs no split but a claimed marker inside a string of a call's JSON: the
+# same text with those markers escaped (``unquoted``: the same JSON values) passes.
+IN_STRING = "marker-in-string"
+UNSPLIT = (WHOLE, IN_STRING)  # the shapes of failures the unsplit input shows
 SPLIT = "split"  # a coarse shape: the unsplit input does not fail that way (not shrunk yet)
 # Where a split can fall, most telling first: a shape names the first that one of the
 # input's split points falls into.
@@ -127,9 +136,8 @@ class Signature:
     @property
     def coarse(self) -> Signature:
         """The signature with its shape told only as ``whole`` or ``split`` (``coarse_key``)."""
-        return Signature(
-            self.check, self.kind, self.dialect, WHOLE if self.shape == WHOLE else SPLIT
-        )
+        coarse = self.shape if self.shape in UNSPLIT else SPLIT
+        return Signature(self.check, self.kind, self.dialect, coarse)
 
 
 def _one_line(text: str) -> str:
@@ -142,11 +150,15 @@ def key(violation: Violation) -> Signature:
     return Signature(str(violation.check), violation.kind, violation.dialect)
 
 
-def coarse_key(violation: Violation, whole: Collection[Signature]) -> Signature:
+def coarse_key(
+    violation: Violation, whole: Collection[Signature], in_string: Collection[Signature] = ()
+) -> Signature:
     """``violation``'s key with a coarse shape: ``whole`` if ``whole`` (the keys the unsplit
-    input shows) has its key, else ``split``."""
+    input shows) has its key, ``marker-in-string`` if ``in_string`` (those of them the
+    input ``unquoted`` does not show) has it too, else ``split``."""
     found = key(violation)
-    return Signature(found.check, found.kind, found.dialect, WHOLE if found in whole else SPLIT)
+    coarse = (IN_STRING if found in in_string else WHOLE) if found in whole else SPLIT
+    return Signature(found.check, found.kind, found.dialect, coarse)
 
 
 def signature(
@@ -306,3 +318,96 @@ def _where(split: int, places: _Places) -> str:
     if any(a < split < b for a, b in bodies):
         return "split-in-body"
     return "split-in-text"
+
+
+# Body lexers that read JSON (or Python literal) values, where a backslash escape writes
+# the same string without the marker's text.
+_VALUE_LEXERS = frozenset(
+    {BodyLexer.JSON, BodyLexer.BALANCED, BodyLexer.BEFORE_BRACE, BodyLexer.PYTHON}
+)
+_STRING_RE = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'', re.DOTALL)
+_BODY_TOKEN_RE = re.compile(r"[\"'\[\]{}]")
+
+
+def unquoted(text: str, claim: Claim = EVERYTHING) -> str:
+    """``text`` with each claimed marker that stands inside a string of a call's JSON (or
+    Python-literal) value written with its first character as a ``\\u`` escape: the same
+    values, and no marker for a parser to trip on. ``text`` itself when there is none.
+
+    A failure that ``text`` shows and this one does not needs the marker in the string:
+    its shape is ``IN_STRING`` (``tcr.findings``: one cause whatever checks show it).
+    Blocks are found by the claimed dialects' opening markers (a bare ``{``/``[`` only at
+    the message's start); a block's value is its first balanced bracket, read with
+    strings, up to a closing marker of its dialects outside them. Prose and XML-style
+    bodies are left alone: there an escape would change the text.
+    """
+    dialects = [d for d in BY_ID.values() if claim.speaks(d.id) and d.parse is not None]
+    markers = sorted(
+        {m for d in dialects for m in (*d.opens, *d.closes) if len(m) > 1}, key=len, reverse=True
+    )
+    if not markers:
+        return text
+    marker_re = alternation(markers)
+    out: list[str] = []
+    done = read = 0  # copied to ``out`` up to ``done``; strings read up to ``read``
+    for start, group in _blocks(text, dialects):
+        if start < read:  # an opening marker inside a string read already
+            continue
+        for a, b in _value_strings(text, start, group):
+            inside = text[a:b]
+            escaped = marker_re.sub(lambda m: f"\\u{ord(m.group()[0]):04x}{m.group()[1:]}", inside)
+            if escaped != inside:
+                out += [text[done:a], escaped]
+                done = b
+            read = b
+    return "".join(out) + text[done:] if out else text
+
+
+def _blocks(text: str, dialects: Sequence[Dialect]) -> list[tuple[int, list[Dialect]]]:
+    """Where each block's body starts, with the claimed dialects its opener opens."""
+    by_opener: dict[str, list[Dialect]] = {}
+    for d in dialects:
+        for opener in d.opens:
+            by_opener.setdefault(opener, []).append(d)
+    found: list[tuple[int, list[Dialect]]] = []
+    lead = len(text) - len(text.lstrip())
+    at_start = [d for o, ds in by_opener.items() if len(o) == 1 for d in ds]
+    if at_start and text.startswith(tuple(o for o in by_opener if len(o) == 1), lead):
+        found.append((lead, at_start))
+    longer = [o for o in by_opener if len(o) > 1]
+    if longer:
+        for match in alternation(longer).finditer(text):
+            found.append((match.end(), by_opener[match.group()]))
+    return sorted(found, key=lambda f: f[0])
+
+
+def _value_strings(text: str, start: int, group: Sequence[Dialect]) -> list[tuple[int, int]]:
+    """The spans of the strings inside the first balanced value of the body at ``start``,
+    when a dialect of ``group`` reads that body as JSON or Python literals."""
+    rest = text[start:].lstrip()
+    first = rest[:1]
+    if not first or not any((d.lexer_for(first) or d.first_lexer) in _VALUE_LEXERS for d in group):
+        return []
+    closers = tuple(c for d in group for c in d.closes if c)
+    spans: list[tuple[int, int]] = []
+    depth, at = 0, start
+    while True:
+        token = _BODY_TOKEN_RE.search(text, at)
+        closer = min((i for c in closers if (i := text.find(c, at)) >= 0), default=-1)
+        if token is None or 0 <= closer < token.start():
+            return spans
+        at = token.end()
+        char = token.group()
+        if char in "\"'":
+            string = _STRING_RE.match(text, token.start())
+            if string is None:  # unterminated: the value runs to the end
+                return spans
+            if depth:
+                spans.append(string.span())
+            at = string.end()
+        elif char in "[{":
+            depth += 1
+        elif depth:
+            depth -= 1
+            if not depth:
+                return spans

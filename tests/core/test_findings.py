@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tcr.findings import cause, group, symptoms
-from tcr.signature import SHAPES, WHOLE, Signature
+from tcr.signature import IN_STRING, SHAPES, UNSPLIT, WHOLE, Signature
 
 OPENER = "split-in-opener"
 
@@ -55,6 +55,22 @@ def test_whole_failures_are_named_by_check_and_kind_across_dialects() -> None:
         ("expected/missing ToolCall@whole", 2),
         ("expected/extra Text@whole", 1),  # one check's two kinds: two parsing bugs
     ]
+
+
+def test_failures_that_need_a_marker_in_a_string_are_one_finding_whatever_the_check() -> None:
+    # close_in_string's shapes: each kind a whole failure would be its own finding, but
+    # each one goes away when the marker in the string is escaped
+    kinds = ["extra Text", "Rejected instead of ToolCall", "missing ToolCall"]
+    in_string = [sig("expected", kind, shape=IN_STRING) for kind in kinds]
+    leak = sig("no_leak", "<tool_call>", shape=IN_STRING)
+    parsing = sig("expected", "missing ToolCall", shape=WHOLE)  # another bug: two calls merged
+    items = [Item(s) for s in (*in_string, leak, parsing)]
+    grouped = group(items, [{s} for s in (*in_string, leak, parsing)])
+    assert [(str(g.cause), len(g.items)) for g in grouped] == [
+        ("marker-in-string", 4),
+        ("expected/missing ToolCall@whole", 1),
+    ]
+    assert grouped[0].name == "marker-in-string (no_leak, expected) in hermes"
 
 
 def test_a_later_check_that_only_ever_shows_with_an_earlier_one_is_its_symptom() -> None:
@@ -119,7 +135,7 @@ signatures = st.builds(
     checks,
     st.sampled_from(["missing ToolCall", "extra Text"]),
     st.sampled_from(["", "hermes", "mistral"]),
-    st.sampled_from(SHAPES),
+    st.sampled_from((*SHAPES, IN_STRING)),
 )
 
 
@@ -136,11 +152,11 @@ def test_every_signature_lands_in_exactly_one_finding(runs: list[set[Signature]]
         if found.dialect and primary.shape == found.shape:
             assert all(primary in run for run in runs if found in run)
         elif primary.shape != found.shape:  # differs from a wrong whole run
-            assert (found.check, primary.shape) == ("invariance", WHOLE)
+            assert found.check == "invariance" and primary.shape in UNSPLIT
             assert all(primary in run for run in runs if found in run)
         else:  # told in no dialect: each of its runs shows one signature of the cause
             assert all(any(cause(s) == cause(primary) for s in run) for run in runs if found in run)
-        assert primary.shape == WHOLE or found.shape == primary.shape
+        assert primary.shape in UNSPLIT or found.shape == primary.shape
 
 
 def test_the_signatures_not_shown_are_counted_by_check() -> None:

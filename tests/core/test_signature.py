@@ -3,16 +3,29 @@ a run can tell distinct findings apart (ARCHITECTURE.md §7.4)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from test_oracle import WEATHER, Scripted, call_trace
 from toy_detectors import DropsPendingAtFinish, MatchesPerChunk, RaisesOnThirdChunk, ToyDetector
 
+from tcr.claims import Claim
 from tcr.detector.core import StreamDetector
 from tcr.detector.events import Event, Text, ToolCall
 from tcr.oracle import check_trace, conservation, expected, no_leak
-from tcr.signature import WHOLE, Signature, dialect_at, key, marker_dialect, shape, signature
+from tcr.signature import (
+    WHOLE,
+    Signature,
+    dialect_at,
+    key,
+    marker_dialect,
+    shape,
+    signature,
+    unquoted,
+)
 from tcr.trace import Trace, run_trace
 
 HERMES = '<tool_call>{"name": "f", "arguments": {}}</tool_call>'
@@ -238,3 +251,77 @@ def test_signature_of_a_violation_takes_the_shape_of_its_input() -> None:
     (violation,) = conservation(run_trace(DropsPendingAtFinish(), chunks))
     assert key(violation) == Signature("conservation", "lost at end")
     assert str(signature(violation, chunks)) == "conservation/lost at end@split-at-marker-edge"
+
+
+# --- a marker inside a string of a call's value (IN_STRING) ---------------------------
+
+HERMES_ONLY = Claim(frozenset({"hermes"}))
+
+
+@pytest.mark.parametrize(
+    ("text", "escaped"),
+    [
+        (
+            '<tool_call>{"name": "f", "arguments": {"q": "a</tool_call>b"}}</tool_call>',
+            '<tool_call>{"name": "f", "arguments": {"q": "a\\u003c/tool_call>b"}}</tool_call>',
+        ),
+        (  # an opener in a string, and arguments written as a string of JSON
+            '<tool_call>{"name": "f", "arguments": "{\\"q\\": \\"<tool_call>\\"}"}</tool_call>',
+            '<tool_call>{"name": "f", "arguments": "{\\"q\\": \\"\\u003ctool_call>\\"}"}'
+            "</tool_call>",
+        ),
+        (  # text between and after the blocks is kept as it is
+            'a "</tool_call>" <tool_call>{"name": "f", "arguments": {"q": "<tool_call>"}}'
+            '</tool_call> b "<tool_call>"',
+            'a "</tool_call>" <tool_call>{"name": "f", "arguments": {"q": "\\u003ctool_call>"}}'
+            '</tool_call> b "<tool_call>"',
+        ),
+    ],
+)
+def test_unquoted_escapes_the_claimed_markers_inside_strings_of_a_calls_json(
+    text: str, escaped: str
+) -> None:
+    assert unquoted(text, HERMES_ONLY) == escaped
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '<tool_call>{"name": "f", "arguments": {}}</tool_call> and "<tool_call>" in prose',
+        '<tool_call>\n<function=f>\n<parameter=q>\n"</tool_call>"\n</parameter>\n</function>',
+        '<|tool_call>call:f{q:<|"|></tool_call><|"|>}<tool_call|>',  # gemma4: not claimed
+        '<tool_call>{"name": "f", "arguments": {"q": "</tool_call',  # a string never closed
+    ],
+)
+def test_unquoted_leaves_prose_xml_bodies_unclaimed_markup_and_open_strings(text: str) -> None:
+    assert unquoted(text, HERMES_ONLY) == text
+
+
+def test_unquoted_reads_bare_json_at_the_start_only_when_it_is_claimed() -> None:
+    text = '{"name": "f", "arguments": {"q": "<tool_call>"}}'
+    assert unquoted(text, HERMES_ONLY) == text
+    both = Claim(frozenset({"hermes", "bare_json"}))
+    assert unquoted(text, both) == '{"name": "f", "arguments": {"q": "\\u003ctool_call>"}}'
+
+
+_MARKERS = st.sampled_from(["<tool_call>", "</tool_call>", "<tools>", "x", '"', "\\", "}"])
+_VALUES = st.recursive(
+    st.none() | st.integers() | st.lists(_MARKERS).map("".join),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner),
+    max_leaves=6,
+)
+
+
+@given(st.dictionaries(st.text(max_size=4), _VALUES, max_size=3), st.text(max_size=8))
+def test_unquoted_keeps_every_value_and_leaves_no_marker_in_a_string(
+    arguments: dict[str, object], prose: str
+) -> None:
+    body = json.dumps({"name": "f", "arguments": arguments})
+    text = f"{prose}<tool_call>{body}</tool_call>"
+    hint = "<tool_call>" not in prose and "</tool_call>" not in prose
+    escaped = unquoted(text, HERMES_ONLY)
+    assert escaped.startswith(prose)
+    if hint:  # the block is where the text says: its value reads the same, marker-free
+        inside = escaped[len(prose) + len("<tool_call>") : -len("</tool_call>")]
+        assert json.loads(inside) == json.loads(body)
+        assert "<tool_call>" not in inside and "</tool_call>" not in inside
