@@ -77,7 +77,7 @@ class CaseChecker:
             expectation_for=self.claim,  # the ground truth is made for the claim
             tool_specs=case.tool_specs,  # schemas agreeing with the truth: values compared typed
         )
-        in_string: set[Signature] = set()
+        shapes: dict[Signature, str] = {}
         try:
             whole = judge.whole
             # One chunk is the whole run: judged against itself, it is run once.
@@ -89,7 +89,7 @@ class CaseChecker:
                     key(v)
                     for v in (found if trace is whole else judge.judge_trace(whole).violations)
                 )
-                in_string = judge.in_string(unsplit)
+                shapes = judge.unsplit_shapes(unsplit)
             warm_cold = Check.WARM_COLD in wanted and _samples_warm_cold(text)
             if trace.crash is None and warm_cold:  # not in TRACE_CHECKS
                 cold = judge.warm_cold([text] if text else []).violations
@@ -98,4 +98,4 @@ class CaseChecker:
         except FactoryError as error:
             raise FactoryFailed(str(error)) from error
         found.sort(key=lambda v: CHECKS.index(v.check))
-        return found, [coarse_key(v, unsplit, in_string) for v in found]
+        return found, [coarse_key(v, unsplit, shapes) for v in found]

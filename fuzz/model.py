@@ -87,8 +87,9 @@ class Finding:
     original_splits: int
     signature: Signature  # of its violation on the shrunk case
     count: int = 1  # examples that showed its signature key, over the whole search
-    # the keys of its violations that need a marker in a string (tcr.signature.IN_STRING)
-    in_string: frozenset[Signature] = frozenset()
+    # the keys of its violations the unsplit case shows with a shape other than WHOLE
+    # (tcr.judge.Judge.unsplit_shapes: IN_STRING, AT_END), and that shape
+    shapes: tuple[tuple[Signature, str], ...] = ()
     saved: Path | None = None
     replay_command: str = ""
     tui_command: str = ""

@@ -16,7 +16,7 @@ from tcr._runtime.report_files import write_sarif_log
 from tcr.claims import EVERYTHING
 from tcr.findings import Grouped, group
 from tcr.oracle import Check, Violation
-from tcr.signature import IN_STRING, PROXY_NOTE, Signature, signature
+from tcr.signature import PROXY_NOTE, WHOLE, Signature, signature
 
 from .model import Finding, FuzzReport
 from .truth import Truth
@@ -82,7 +82,8 @@ def findings(report: FuzzReport) -> list[Grouped[Finding]]:
 
 def _signed(violation: Violation, finding: Finding) -> Signature:
     found = signature(violation, finding.case.chunks)
-    return replace(found, shape=IN_STRING) if found.key in finding.in_string else found
+    shape = dict(finding.shapes).get(found.key)
+    return replace(found, shape=shape) if shape and found.shape == WHOLE else found
 
 
 def render(report: FuzzReport, console: Console) -> None:

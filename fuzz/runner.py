@@ -49,7 +49,6 @@ from tcr.oracle import Check, Violation
 from tcr.rechunk import split_tokens_mended
 from tcr.shard import check_shard
 from tcr.signature import (
-    IN_STRING,
     TIMEOUT,
     UNSPLIT,
     Signature,
@@ -699,12 +698,12 @@ def _finding(search: _Search, checker: CaseChecker, report: FuzzReport) -> Findi
                     case.chunks, fails, budget=500, keep_whole=markers, rank=split_rank
                 )
                 case = replace(case, chunks=tuple(shrunk))
-    in_string: frozenset[Signature] = frozenset()
+    shapes: tuple[tuple[Signature, str], ...] = ()
     if not flaky and target.kind != TIMEOUT:
         # every check judges the shrunk case: the others it fails are its symptoms
         judged, coarse = checker.keyed(case)
         violations = judged or violations
-        in_string = frozenset(k.key for k in coarse if k.shape == IN_STRING)
+        shapes = tuple((k.key, k.shape) for k in coarse if k.shape in UNSPLIT[1:])
     violation = next((v for v in violations if key(v) == target.key), violations[0])
     if flaky:
         violation = replace(violation, message=f"{violation.message} ({FLAKY})")
@@ -723,7 +722,7 @@ def _finding(search: _Search, checker: CaseChecker, report: FuzzReport) -> Findi
         original_splits=len(search.original.chunks) - 1,
         signature=found,
         count=search.counts.get(target, 1),
-        in_string=in_string,
+        shapes=shapes,
     )
 
 

@@ -33,8 +33,8 @@ from tcr.minimize import FLAKY, NotFailing, minimize_splits, minimize_text
 from tcr.oracle import CHECKS, Check, Violation
 from tcr.rechunk import Chunking, Cuts, Strategy, splits_spec
 from tcr.signature import (
-    IN_STRING,
     TIMEOUT,
+    UNSPLIT,
     WHOLE,
     Signature,
     coarse_key,
@@ -178,7 +178,7 @@ class Replay:
         self.tools = judge.tools
         self.expect = judge.expectation
         self._unsplit: set[Signature] | None = None  # the keys the whole run shows, once known
-        self._in_string: set[Signature] | None = None  # those of them that need IN_STRING
+        self._shapes: dict[Signature, str] | None = None  # of them, those not WHOLE
 
     def outcome(
         self, slot: int, runs: tuple[int, int] | None = None
@@ -232,9 +232,9 @@ class Replay:
             if not verdict.violations:
                 continue
             outcome.failing_runs += 1
-            unsplit, in_string = self.unsplit_keys(), self.in_string_keys()
+            unsplit, shapes = self.unsplit_keys(), self.unsplit_shapes()
             for violation in verdict.violations:
-                coarse = coarse_key(violation, unsplit, in_string)
+                coarse = coarse_key(violation, unsplit, shapes)
                 if coarse not in seen:
                     seen.add(coarse)
                     found.append((chunking, violation, coarse))
@@ -273,19 +273,18 @@ class Replay:
             self._unsplit = {key(v) for v in whole.violations}
         return self._unsplit
 
-    def in_string_keys(self) -> set[Signature]:
-        """Those of ``unsplit_keys`` that need a claimed marker in a string of a call's value
-        (``Judge.in_string``), judged once per recording."""
-        if self._in_string is None:
-            self._in_string = self.judge.in_string(self.unsplit_keys())
-        return self._in_string
+    def unsplit_shapes(self) -> dict[Signature, str]:
+        """Those of ``unsplit_keys`` whose shape is not ``whole`` (``Judge.unsplit_shapes``:
+        a marker in a string, the end of the message), judged once per recording."""
+        if self._shapes is None:
+            self._shapes = self.judge.unsplit_shapes(self.unsplit_keys())
+        return self._shapes
 
     def _signature(self, violation: Violation, chunks: Sequence[str]) -> Signature:
-        """``violation``'s signature on ``chunks``: unsplit, ``IN_STRING`` when it needs that."""
+        """``violation``'s signature on ``chunks``, unsplit ones with the shape they need."""
         found = signature(violation, chunks, claim=self.judge.claim)
-        if found.shape == WHOLE and found.key in self.in_string_keys():
-            return replace(found, shape=IN_STRING)
-        return found
+        shape = self.unsplit_shapes().get(found.key) if found.shape == WHOLE else None
+        return replace(found, shape=shape) if shape else found
 
     # -- shrinking ---------------------------------------------------------------
 
@@ -297,7 +296,7 @@ class Replay:
         """Another text: the whole run is redone for it (no expectation applies). It must
         show ``target`` (key and shape): the snippet fails as the reproducer does."""
 
-        unsplit = replace(target, shape=WHOLE) if target.shape == IN_STRING else target
+        unsplit = replace(target, shape=WHOLE) if target.shape in UNSPLIT else target
 
         def fails(chunks: Sequence[str]) -> bool:
             if shaped(target, chunks, claim=self.judge.claim) != unsplit:  # shape and proxy
@@ -315,7 +314,10 @@ class Replay:
             )
             if not any(key(v) == target.key for v in judge.verdict(chunks).violations):
                 return False
-            return target.shape != IN_STRING or bool(judge.in_string({target.key}))
+            if target.shape not in UNSPLIT:  # a split
+                return True
+            # unsplit: what it needs (a marker in a string, the end) is the shorter text's too
+            return judge.unsplit_shapes({target.key}).get(target.key, WHOLE) == target.shape
 
         return fails
 

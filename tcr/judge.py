@@ -57,7 +57,7 @@ from tcr.detector.loader import Factory, accepts_keyword, make_detector
 from tcr.errors import TcrError, did_you_mean
 from tcr.expectation import Expectation, ExpectedCall, expectation_of
 from tcr.oracle import NO_MARKER, Schemas, Violation, arguments_differ, check_trace
-from tcr.signature import Signature, unquoted
+from tcr.signature import AT_END, IN_STRING, Signature, unquoted
 from tcr.signature import key as signature_key
 from tcr.streamed import Reference, streamed_verdict
 from tcr.tool_specs import ToolSpecs, parameter_schemas, read_tool_specs
@@ -256,25 +256,55 @@ class Judge:
         )
         return self._told(verdict, wanted, spans_skipped, trace.chunks)
 
-    def in_string(self, shown: Collection[Signature]) -> set[Signature]:
-        """Of ``shown`` (signature keys the whole run shows), those the same message with its
-        claimed markers inside call values escaped (``tcr.signature.unquoted``: the same
-        values) does not show: they need a marker in a string (``IN_STRING``).
+    def unsplit_shapes(self, shown: Collection[Signature]) -> dict[Signature, str]:
+        """Of ``shown`` (signature keys the whole run shows), those that a change of the
+        message which keeps its meaning makes go away, with the shape that says what they
+        need (``tcr.signature``):
 
-        Judged only where the escape changes nothing the restricted reference reads (the
-        same text and calls; a block shown as text, or rejected, shows the escape), so
-        that this message's expectation holds for the escaped one too.
+        - ``IN_STRING``: the message with its claimed markers inside call values escaped
+          (``tcr.signature.unquoted``: the same values, no marker);
+        - ``AT_END``: the message with one space after it (its last text one longer, and
+          so the expectation's): what was held back at the end is released mid-message.
+
+        A change is judged only where the restricted reference reads the changed message as
+        it reads this one (changed alike), so that the expectation holds for both. A crash
+        or a timeout is not run again.
         """
-        escaped = unquoted(self.text, self.claim)
-        if not shown or escaped == self.text:
-            return set()
+        left = {k for k in shown if k.check not in (Check.CRASH, Check.COST)}
+        if not left or self.whole.crash is not None:
+            return {}
+        shapes: dict[Signature, str] = {}
+        for shape, variant in ((IN_STRING, self._unquoted), (AT_END, self._continued)):
+            other = variant() if left else None
+            if other is not None:
+                still = other.judge_trace(other.whole, checks=self.trace_checks).violations
+                gone = left - {signature_key(v) for v in still}
+                shapes.update(dict.fromkeys(gone, shape))
+                left -= gone
+        return shapes
+
+    def _variant(self, text: str) -> Judge:
+        """This judge on another text: the same detector, claim, checks and expectation."""
         other = copy.copy(self)
-        other.text = escaped
+        other.text = text
         other._whole = other._whole_detector = other._reference = other._reference_run = None
-        if _read(other.reference) != _read(self.reference):
-            return set()
-        still = other.judge_trace(other.whole, checks=self.trace_checks).violations
-        return set(shown) - {signature_key(v) for v in still}
+        return other
+
+    def _unquoted(self) -> Judge | None:
+        escaped = unquoted(self.text, self.claim)
+        if escaped == self.text:
+            return None
+        other = self._variant(escaped)
+        return other if _read(other.reference) == _read(self.reference) else None
+
+    def _continued(self) -> Judge | None:
+        other = self._variant(self.text + " ")
+        if _read(other.reference) != _read([*self.reference, Text(" ")]):
+            return None  # the message ends inside a block: the space would be in it
+        expectation = self.expectation
+        if expectation is not None and expectation.text is not None:
+            other.expectation = replace(expectation, text=expectation.text + " ", source=None)
+        return other
 
     def _wanted(
         self, checks: Collection[str] | None
@@ -373,6 +403,8 @@ def _read(events: Sequence[Event]) -> list[tuple[str, ...]]:
             read.append(("call", event.name, event.arguments))
         elif isinstance(event, Rejected):
             read.append(("rejected", event.content, event.reason))
+        elif read and read[-1][0] == type(event).__name__:  # text in two events reads as one
+            read[-1] = (read[-1][0], read[-1][1] + event.text)
         else:
             read.append((type(event).__name__, event.text))
     return read

@@ -6,7 +6,7 @@ input: where its decisive split falls relative to the markers (inside an
 opening or a closing marker, at a marker's edge, inside a block's body, in
 plain text), or ``whole`` when the failure needs no split at all
 (``marker-in-string`` when it needs a claimed marker inside a string of a call's
-value instead: ``unquoted``).
+value instead, ``at-end`` when it needs the message to end there).
 
 A violation knows its check, kind and dialect as soon as it is found: that is
 its ``key``. An input not shrunk yet has no meaningful shape (a random chunking
@@ -33,7 +33,7 @@ Pure: markers come from the dialect table, nothing runs a detector.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -46,6 +46,7 @@ if TYPE_CHECKING:  # tcr._verdict names dialects with this module's help
     from tcr._verdict import Violation
 
 __all__ = [
+    "AT_END",
     "IN_STRING",
     "PROXY_NOTE",
     "PROXY_ONLY",
@@ -78,10 +79,14 @@ PROXY_NOTE = (  # the same, said in full (SARIF messages)
 
 TIMEOUT = "timeout"  # the kind of a crash finding over the per-message time limit
 WHOLE = "whole"  # the failure needs no split: the unsplit input fails the same way
-# The failure needs no split but a claimed marker inside a string of a call's JSON: the
-# same text with those markers escaped (``unquoted``: the same JSON values) passes.
+# Failures the unsplit input shows that need something a change keeping its meaning takes
+# away (``tcr.judge.Judge.unsplit_shapes``): a claimed marker inside a string of a call's
+# JSON (the same text with those markers escaped, ``unquoted``, passes) ...
 IN_STRING = "marker-in-string"
-UNSPLIT = (WHOLE, IN_STRING)  # the shapes of failures the unsplit input shows
+# ... or the message ending right there (with one more space after it, it passes: text
+# held back at the end and lost, or cut short, at the end of the stream).
+AT_END = "at-end"
+UNSPLIT = (WHOLE, IN_STRING, AT_END)  # the shapes of failures the unsplit input shows
 SPLIT = "split"  # a coarse shape: the unsplit input does not fail that way (not shrunk yet)
 # Where a split can fall, most telling first: a shape names the first that one of the
 # input's split points falls into.
@@ -151,13 +156,15 @@ def key(violation: Violation) -> Signature:
 
 
 def coarse_key(
-    violation: Violation, whole: Collection[Signature], in_string: Collection[Signature] = ()
+    violation: Violation,
+    whole: Collection[Signature],
+    shapes: Mapping[Signature, str] | None = None,
 ) -> Signature:
     """``violation``'s key with a coarse shape: ``whole`` if ``whole`` (the keys the unsplit
-    input shows) has its key, ``marker-in-string`` if ``in_string`` (those of them the
-    input ``unquoted`` does not show) has it too, else ``split``."""
+    input shows) has its key, or what ``shapes`` says of it (``Judge.unsplit_shapes``:
+    ``marker-in-string``, ``at-end``), else ``split``."""
     found = key(violation)
-    coarse = (IN_STRING if found in in_string else WHOLE) if found in whole else SPLIT
+    coarse = (shapes or {}).get(found, WHOLE) if found in whole else SPLIT
     return Signature(found.check, found.kind, found.dialect, coarse)
 
 

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from tcr.cli import main
 from tcr.fuzz.model import Finding
 from tcr.replay.model import Failure, Outcome
-from tcr.signature import IN_STRING, WHOLE, Signature, signature
+from tcr.signature import UNSPLIT, WHOLE, Signature, signature
 
 __all__ = ["replays_to_its_signature", "reproduces"]
 
@@ -26,8 +26,8 @@ def _snippet_fails_as(snippet: str, found: Signature, chunks: tuple[str, ...]) -
         test()  # type: ignore[operator]
     violations = failed.value.args[0]
     shown = {signature(v, chunks) for v in violations}
-    # a marker in a string fails the snippet unsplit (the shape is the text's, not its chunks')
-    want = replace(found, shape=WHOLE) if found.shape == IN_STRING else found
+    # unsplit shapes (a marker in a string, the end) are the text's, not its chunks'
+    want = replace(found, shape=WHOLE) if found.shape in UNSPLIT else found
     assert want in shown, (snippet, shown)
 
 

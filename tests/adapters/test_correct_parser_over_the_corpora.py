@@ -43,7 +43,7 @@ def test_a_fuzz_search_finds_nothing() -> None:
 # The finding each bug makes and no other bug does: what tells it apart when all are on.
 OWN = {
     Bug.ARGUMENTS_WITH_NAME_DROPPED: "invariance/Rejected instead of ToolCall/hermes@split-in-body",
-    Bug.FLUSH_SWALLOWED: "conservation/lost at end@whole",
+    Bug.FLUSH_SWALLOWED: "conservation/lost at end@at-end",
     Bug.INDEX_REUSED: "expected/missing ToolCall/hermes@whole",  # two calls merged into one
     Bug.PER_CHUNK_MARKER: "no_leak/<tool_call>/hermes@split-in-opener",
     Bug.CLOSE_IN_STRING: "expected/extra Text/hermes@marker-in-string",  # the body after it
@@ -51,7 +51,7 @@ OWN = {
 # What each bug is reported as: its finding's cause (tcr.findings), one finding per bug.
 OWN_CAUSE = {
     Bug.ARGUMENTS_WITH_NAME_DROPPED: "split-in-body",
-    Bug.FLUSH_SWALLOWED: "conservation/lost at end@whole",
+    Bug.FLUSH_SWALLOWED: "at-end",
     Bug.INDEX_REUSED: "expected/missing ToolCall@whole",
     Bug.PER_CHUNK_MARKER: "split-in-opener",
     Bug.CLOSE_IN_STRING: "marker-in-string",
@@ -95,18 +95,22 @@ def test_with_every_bug_on_one_fuzz_run_reports_each_as_its_own_finding(tmp_path
         replays_to_its_signature(finding)
 
 
+# The bugs whose whole failures a change that keeps the message's meaning takes away
+# (tcr.judge.Judge.unsplit_shapes), and the shape that names what they need.
+NEEDS = {Bug.CLOSE_IN_STRING: "marker-in-string", Bug.FLUSH_SWALLOWED: "at-end"}
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("bug", list(Bug), ids=lambda b: b.value)
-def test_only_the_marker_in_a_string_bug_is_a_marker_in_string_finding(bug: Bug) -> None:
-    # Before IN_STRING, close_in_string alone was 7 findings in this run (one per expected
-    # kind and no_leak: extra Text, Rejected instead of ToolCall, missing ToolCall, ...).
+def test_what_a_failure_needs_is_one_finding_of_its_bug_and_no_others(bug: Bug) -> None:
+    # Before these shapes, one fuzz run of close_in_string alone was 7 findings (one per
+    # expected kind, and no_leak), and flush_swallowed 2 (conservation and expected).
     spec = DetectorSpec(hermes_factory(bugs=(bug,)), claim=Claim.of(CLAIM))
     report = fuzz(detector=spec, max_examples=2000, seed=0, save=None)
-    in_string = [g for g in findings(report) if str(g.cause) == "marker-in-string"]
-    if bug is not Bug.CLOSE_IN_STRING:
-        assert in_string == [], [g.name for g in in_string]
+    needing = [g for g in findings(report) if str(g.cause) in NEEDS.values()]
+    if bug not in NEEDS:
+        assert needing == [], [g.name for g in needing]
         return
-    (finding,) = in_string
-    assert len(finding.items) >= 3, finding.name  # its kinds, one finding
-    for item in finding.items:  # each escaped marker made its failure go away
-        assert "</tool_call>" in item.case.text or "<tool_call>" in item.case.text
+    (finding,) = needing
+    assert str(finding.cause) == NEEDS[bug]
+    assert len(finding.items) >= 2, finding.name  # its checks and kinds, one finding

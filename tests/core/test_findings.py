@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tcr.findings import cause, group, symptoms
-from tcr.signature import IN_STRING, SHAPES, UNSPLIT, WHOLE, Signature
+from tcr.signature import AT_END, IN_STRING, SHAPES, UNSPLIT, WHOLE, Signature
 
 OPENER = "split-in-opener"
 
@@ -73,6 +73,14 @@ def test_failures_that_need_a_marker_in_a_string_are_one_finding_whatever_the_ch
     assert grouped[0].name == "marker-in-string (no_leak, expected) in hermes"
 
 
+def test_a_loss_at_the_end_is_one_finding_whichever_check_sees_it() -> None:
+    # flush_swallowed: conservation where the message has no call, expected where it has
+    lost = sig("conservation", "lost at end", "", AT_END)
+    missing = sig("expected", "missing Text", shape=AT_END)
+    (finding,) = group([Item(lost), Item(missing)], [{lost}, {missing}])
+    assert finding.name == "at-end (conservation, expected) in hermes"
+
+
 def test_a_later_check_that_only_ever_shows_with_an_earlier_one_is_its_symptom() -> None:
     lost = sig("conservation", "lost at end", "", WHOLE)
     missing = sig("expected", "missing Text", "", WHOLE)
@@ -135,7 +143,7 @@ signatures = st.builds(
     checks,
     st.sampled_from(["missing ToolCall", "extra Text"]),
     st.sampled_from(["", "hermes", "mistral"]),
-    st.sampled_from((*SHAPES, IN_STRING)),
+    st.sampled_from((*SHAPES, IN_STRING, AT_END)),
 )
 
 

@@ -5,15 +5,26 @@ from __future__ import annotations
 import json
 
 import pytest
+from parsers.hermes import Bug
+from parsers.shapes import hermes_factory
 from test_oracle import WEATHER
-from toy_detectors import ForgetfulReset, MatchesPerChunk, RaisesOnThirdChunk, ToyDetector
+from toy_detectors import (
+    DropsPendingAtFinish,
+    ForgetfulReset,
+    MatchesPerChunk,
+    RaisesOnThirdChunk,
+    ToyDetector,
+)
 
+from tcr.claims import Claim
+from tcr.detector.core import StreamDetector
 from tcr.detector.events import Rejected, Text, ToolCall, merge_text
 from tcr.detector.loader import DetectorSpec, make_detector, resolve_detector
 from tcr.errors import EXIT_ERROR, EXIT_OK, EXIT_VIOLATION, FactoryError, TcrError
-from tcr.expectation import Expectation, ExpectedCall
+from tcr.expectation import Expectation, ExpectedCall, expectation_of
 from tcr.judge import Judge, checks_of
 from tcr.oracle import CHECKS, TRACE_CHECKS, Check, Verdict, Violation, check_trace
+from tcr.signature import AT_END, IN_STRING, key
 from tcr.trace import Crash, Step, iter_steps, run_trace
 
 MESSAGE = f"Let me check. {WEATHER} Done."
@@ -200,3 +211,48 @@ def test_iter_steps_takes_chunks_that_arrive_while_it_runs() -> None:
     chunks.append("b")  # loaded later, as the TUI does
     rest = list(stepping)
     assert [s.chunk for s in [first, *rest] if isinstance(s, Step)] == ["a", "b", None]
+
+
+# --- unsplit shapes: what a whole failure needs ----------------------------------------
+
+HERMES_ONLY = Claim(frozenset({"hermes"}), empty_tools="text")
+IN_ARGUMENT = '<tool_call>{"name": "f", "arguments": {"q": "a</tool_call>b"}}</tool_call>'
+
+
+def _shapes(factory: object, text: str, expectation: Expectation | None = None) -> dict[str, str]:
+    judge = Judge(factory, text, expectation=expectation, claim=HERMES_ONLY)  # type: ignore[arg-type]
+    shown = {key(v) for v in judge.judge_trace(judge.whole).violations}
+    assert shown, "the whole run must fail for its failures to have a shape"
+    return {str(k): shape for k, shape in judge.unsplit_shapes(shown).items()}
+
+
+def test_a_failure_that_goes_away_when_the_marker_in_the_string_is_escaped_is_in_string() -> None:
+    closes_early = hermes_factory(bugs=(Bug.CLOSE_IN_STRING,))
+    expectation = Expectation("", (ExpectedCall("f", {"q": "a</tool_call>b"}),))
+    assert _shapes(closes_early, IN_ARGUMENT, expectation) == {
+        "expected/Rejected instead of ToolCall/hermes": IN_STRING,  # the body cut short
+        "expected/extra Text/hermes": IN_STRING,  # and the rest of it shown
+    }
+
+
+def test_a_failure_that_goes_away_with_more_text_after_it_is_at_end() -> None:
+    held = f"Let me check. {WEATHER} Done. <tool"
+    shapes = _shapes(DropsPendingAtFinish, held, Expectation(None, None))
+    assert shapes == {"conservation/lost at end": AT_END}
+
+
+def test_a_parsing_bug_keeps_the_whole_shape() -> None:
+    merged = hermes_factory(bugs=(Bug.INDEX_REUSED,))
+    two = f"{WEATHER}{WEATHER}"
+    weather = ExpectedCall("get_weather", {"city": "Paris"})
+    assert _shapes(merged, two, Expectation("", (weather, weather))) == {}
+
+
+def test_a_change_the_reference_reads_otherwise_is_not_judged() -> None:
+    # a block never closed is rejected, its body shown: escaping the marker in it, or a
+    # space after it, would change what is shown, so neither is tried on the expectation
+    closes_early = hermes_factory(bugs=(Bug.CLOSE_IN_STRING,))
+    unclosed = IN_ARGUMENT[: -len("}}</tool_call>")]
+    reference = StreamDetector(dialects=frozenset({"hermes"}))
+    shown = expectation_of([*reference.feed(unclosed), *reference.finish()])
+    assert _shapes(closes_early, unclosed, shown) == {}
