@@ -153,7 +153,9 @@ def _seconds(seconds: float) -> str:
 
 def _render_marks(report: Report, console: Console) -> None:
     """One line per folder of recordings (wrapped, as pytest does a file's tests), each
-    recording a group of marks, one per strategy; the cost probe its own line."""
+    recording a group of marks, one per strategy; a folder whose every run passed shows
+    its group once with how many (``recorded/ ...... (56 recordings)``), so a passing run stays a
+    few lines however many recordings it holds; the cost probe its own line."""
     folders: dict[str, dict[str, list[Mark]]] = {}
     marks = [(o.path, Mark.of(o)) for o in report.outcomes]
     for path, mark in [*marks, *((e.path, Mark.ERROR) for e in report.errors)]:
@@ -162,12 +164,20 @@ def _render_marks(report: Report, console: Console) -> None:
         folders.setdefault(folder, {}).setdefault(shown, []).append(mark)
     for folder, recordings in folders.items():
         label = next(iter(recordings)) if len(recordings) == 1 else folder
-        _print_marks(console, label, [marks for _, marks in sorted(recordings.items())])
+        groups = [marks for _, marks in sorted(recordings.items())]
+        if len(groups) > 1 and all(g == groups[0] for g in groups) and _passed(groups[0]):
+            _print_marks(console, label, groups[:1], f" ({len(groups)} recordings)")
+        else:
+            _print_marks(console, label, groups)
     if report.cost is not None:
         note = ""
         if report.cost_measured is not None and report.cost.checks:
             note = f" [dim]({escape(report.cost_measured.summary())})[/]"
         _print_marks(console, report.cost.path, [[Mark.of(report.cost)]], note)
+
+
+def _passed(marks: list[Mark]) -> bool:
+    return all(m is Mark.PASS for m in marks)
 
 
 def _print_marks(console: Console, label: str, groups: list[list[Mark]], note: str = "") -> None:

@@ -45,17 +45,17 @@ def tcr(*args: str) -> tuple[int, list[str]]:
     return result.exit_code, result.stdout.splitlines()
 
 
-def test_a_passing_replay_of_every_bundled_recording_fits_in_25_lines() -> None:
+def test_a_passing_replay_of_every_bundled_recording_fits_in_a_few_lines() -> None:
     code, lines = tcr(*QUICK)
     assert code == EXIT_OK, "\n".join(lines)
-    assert len(lines) <= 25, "\n".join(lines)
+    assert len(lines) <= 8, "\n".join(lines)  # a line per folder, however many recordings
     assert lines[-1].startswith(f"{len(bundled())} recordings, 3 strategies and the cost probe")
     assert lines[-1].endswith(": all checks pass")
 
 
 @pytest.mark.slow
 @pytest.mark.process
-def test_a_piped_tcr_replay_prints_at_most_25_lines_and_no_escape_codes(tmp_path: Path) -> None:
+def test_a_piped_tcr_replay_prints_a_few_lines_and_no_escape_codes(tmp_path: Path) -> None:
     tcr_script = Path(sys.executable).with_name("tcr")
     env = {**os.environ, "TERM": "xterm-256color"}  # a terminal name must not bring colours
     started = time.monotonic()
@@ -67,7 +67,7 @@ def test_a_piped_tcr_replay_prints_at_most_25_lines_and_no_escape_codes(tmp_path
     elapsed = time.monotonic() - started
     lines = done.stdout.splitlines()
     assert done.returncode == EXIT_OK, done.stdout + done.stderr
-    assert len(lines) <= 25, done.stdout
+    assert len(lines) <= 8, done.stdout
     assert lines[-1].startswith(f"{len(bundled())} recordings, 6 strategies")
     assert lines[-1].endswith(": all checks pass")
     assert ESCAPE not in done.stdout and ESCAPE not in done.stderr
@@ -83,6 +83,17 @@ def test_default_shows_a_group_of_marks_per_recording_one_mark_per_strategy(
     code, lines = tcr("corpus", *QUICK, "--check", "no_leak", "--detector", SPLITS_MARKERS)
     assert code == EXIT_VIOLATION
     assert lines[0] == "corpus/ .. F."  # plain passes twice; split fails as recorded
+
+
+def test_a_folder_whose_every_run_passes_shows_its_marks_once_with_a_count(
+    corpus: Path,
+) -> None:
+    code, lines = tcr("corpus", *QUICK, "--check", "no_leak")  # the reference: both pass
+    assert code == EXIT_OK
+    assert lines[0] == "corpus/ .. (2 recordings)"
+    bundled_lines = tcr(*QUICK)[1]  # every bundled recording: one line per folder
+    assert [line.split(" ")[0] for line in bundled_lines[:2]] == ["recorded/", "regressions/"]
+    assert all(line.endswith(" recordings)") for line in bundled_lines[:2]), bundled_lines
 
 
 def test_a_folder_of_one_recording_is_shown_as_that_recording(corpus: Path) -> None:
