@@ -51,8 +51,8 @@ from typing import Any
 from tcr._verdict import CHECKS, TRACE_CHECKS, Check, Verdict
 from tcr.claims import EVERYTHING, Claim
 from tcr.detector.core import StreamDetector
-from tcr.detector.events import Detector, Event, Rejected, Text, ToolCall
-from tcr.detector.formats import NOTHING, Lexicon, lexicon
+from tcr.detector.events import Detector, Event, Text, ToolCall
+from tcr.detector.formats import HOLDBACK_BOUND, MARKERS, NOTHING, Lexicon, lexicon, prefix_regex
 from tcr.detector.loader import Factory, accepts_keyword, make_detector
 from tcr.errors import TcrError, did_you_mean
 from tcr.expectation import Expectation, ExpectedCall, expectation_of
@@ -263,12 +263,14 @@ class Judge:
 
         - ``IN_STRING``: the message with its claimed markers inside call values escaped
           (``tcr.signature.unquoted``: the same values, no marker);
-        - ``AT_END``: the message with one space after it (its last text one longer, and
-          so the expectation's): what was held back at the end is released mid-message.
+        - ``AT_END``: the message with one more character after it, one that continues no
+          marker (a space, else ``.`` or a newline): what was held back at the end is
+          released mid-message.
 
-        A change is judged only where the restricted reference reads the changed message as
-        it reads this one (changed alike), so that the expectation holds for both. A crash
-        or a timeout is not run again.
+        A change is judged only where the restricted reference shows the changed message as
+        it shows this one (its text, with rejected blocks' content, calls and reasoning;
+        for ``AT_END`` its text one character longer), so that the expectation, changed
+        alike, holds for both. A crash or a timeout is not run again.
         """
         left = {k for k in shown if k.check not in (Check.CRASH, Check.COST)}
         if not left or self.whole.crash is not None:
@@ -295,15 +297,19 @@ class Judge:
         if escaped == self.text:
             return None
         other = self._variant(escaped)
-        return other if _read(other.reference) == _read(self.reference) else None
+        return other if _shows(other.reference) == _shows(self.reference) else None
 
     def _continued(self) -> Judge | None:
-        other = self._variant(self.text + " ")
-        if _read(other.reference) != _read([*self.reference, Text(" ")]):
-            return None  # the message ends inside a block: the space would be in it
+        more = next((c for c in _MORE if not _continues(self.text + c)), None)
+        if more is None:
+            return None
+        other = self._variant(self.text + more)
+        shows = _shows(self.reference)
+        if _shows(other.reference) != replace(shows, text=(shows.text or "") + more):
+            return None  # the character would change more than the end of what is shown
         expectation = self.expectation
         if expectation is not None and expectation.text is not None:
-            other.expectation = replace(expectation, text=expectation.text + " ", source=None)
+            other.expectation = replace(expectation, text=expectation.text + more, source=None)
         return other
 
     def _wanted(
@@ -394,20 +400,23 @@ class Judge:
         )
 
 
-def _read(events: Sequence[Event]) -> list[tuple[str, ...]]:
-    """What a reader takes from ``events``: text, reasoning, calls by name and arguments,
-    rejected blocks by what they show (no raw text, no format)."""
-    read: list[tuple[str, ...]] = []
-    for event in events:
-        if isinstance(event, ToolCall):
-            read.append(("call", event.name, event.arguments))
-        elif isinstance(event, Rejected):
-            read.append(("rejected", event.content, event.reason))
-        elif read and read[-1][0] == type(event).__name__:  # text in two events reads as one
-            read[-1] = (read[-1][0], read[-1][1] + event.text)
-        else:
-            read.append((type(event).__name__, event.text))
-    return read
+def _shows(events: Sequence[Event]) -> Expectation:
+    """What ``events`` show, as an expectation holds it (text with rejected blocks' content,
+    calls, reasoning): what ``expected`` compares with. The other checks compare the
+    detector with itself or with its input, never with the reference."""
+    return expectation_of(events)
+
+
+# What AT_END adds after a message: the first that does not continue a marker begun at its
+# end (a space would continue "<|channel|>analysis" towards Harmony's opener).
+_MORE = (" ", ".", "\n")
+_PARTIAL = prefix_regex(m for m in MARKERS if len(m) > 1)
+
+
+def _continues(text: str) -> bool:
+    """Whether ``text`` ends, last character included, inside the beginning of a marker."""
+    found = _PARTIAL.search(text[-HOLDBACK_BOUND - 1 :]) if _PARTIAL else None
+    return found is not None and len(found.group()) > 1
 
 
 def _lexicon(claim: Claim, tools: Sequence[str] | None) -> Lexicon:

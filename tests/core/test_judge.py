@@ -17,6 +17,7 @@ from toy_detectors import (
 )
 
 from tcr.claims import Claim
+from tcr.detector.broken import drops_pending_at_finish
 from tcr.detector.core import StreamDetector
 from tcr.detector.events import Rejected, Text, ToolCall, merge_text
 from tcr.detector.loader import DetectorSpec, make_detector, resolve_detector
@@ -249,10 +250,18 @@ def test_a_parsing_bug_keeps_the_whole_shape() -> None:
 
 
 def test_a_change_the_reference_reads_otherwise_is_not_judged() -> None:
-    # a block never closed is rejected, its body shown: escaping the marker in it, or a
-    # space after it, would change what is shown, so neither is tried on the expectation
+    # a block never closed is rejected, its body shown: escaping the marker in it would
+    # change what is shown, so it is not tried; a space after it is (the body shows it
+    # too), and does not stop the block closing early
     closes_early = hermes_factory(bugs=(Bug.CLOSE_IN_STRING,))
     unclosed = IN_ARGUMENT[: -len("}}</tool_call>")]
     reference = StreamDetector(dialects=frozenset({"hermes"}))
     shown = expectation_of([*reference.feed(unclosed), *reference.finish()])
     assert _shapes(closes_early, unclosed, shown) == {}
+
+
+def test_the_character_after_the_message_continues_no_marker() -> None:
+    # "<|channel|>analysis " still begins Harmony's opener: a "." follows it instead
+    held = "Done. <|channel|>analysis"
+    shapes = _shapes(drops_pending_at_finish, held, Expectation(None, None))
+    assert shapes == {"conservation/lost at end": AT_END}
