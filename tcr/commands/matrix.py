@@ -294,7 +294,13 @@ def render(matrix: Matrix, console: Console) -> None:
     for row in matrix.rows:
         cells = [_shown(matrix.cell(row, column)) for column in matrix.columns]
         table.add_row(row, str(matrix.recordings.get(row, 0)), *cells)
+    # piped, at its natural width: the guessed one (80, or a terminal on stdin) folds names
+    guessed = console.width
+    if not console.is_terminal:
+        natural = console.measure(table, options=console.options.update_width(10_000)).maximum
+        console.width = max(guessed, natural)
     console.print(table)
+    console.width = guessed
     for (row, column), cell in matrix.cells.items():
         if not cell.findings:
             continue

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from rich.console import Console
 
 from tcr.cli import main
-from tcr.commands.matrix import NOT_CLAIMED, TEXT, build
+from tcr.commands.matrix import NOT_CLAIMED, TEXT, build, render
 from tcr.commands.matrix_page import page
 from tcr.corpora import ROOT
 from tcr.detector.loader import DetectorSpec
@@ -120,3 +122,14 @@ def test_the_command_takes_the_time_limit() -> None:
     code, out = invoke("--row", "hermes", "--timeout", "0")
     assert code == EXIT_ERROR
     assert out.strip() == "tcr matrix: --timeout must be a positive number of seconds, not 0"
+
+
+def test_piped_the_table_keeps_each_detector_s_name_whole(tmp_path: Path) -> None:
+    """Piped, the width is whatever the console guesses (80, or a terminal on stdin): a
+    detector's name is never folded across lines, whatever that width is."""
+    specs = [DetectorSpec.load(SPLITS_MARKERS), DetectorSpec.load(HERMES_ONLY)]
+    matrix = build(specs, PATHS[:1], rows=ROWS, budget_s=1, save=tmp_path)
+    for width in (30, 80):
+        out = io.StringIO()
+        render(matrix, Console(file=out, width=width, soft_wrap=True))
+        assert SPLITS_MARKERS in out.getvalue() and HERMES_ONLY in out.getvalue(), out.getvalue()
