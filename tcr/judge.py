@@ -57,7 +57,7 @@ from tcr.detector.loader import Factory, accepts_keyword, make_detector
 from tcr.errors import TcrError, did_you_mean
 from tcr.expectation import Expectation, ExpectedCall, expectation_of
 from tcr.oracle import NO_MARKER, Schemas, Violation, arguments_differ, check_trace
-from tcr.signature import AT_END, IN_STRING, Signature, unquoted
+from tcr.signature import AT_END, IN_STRING, Signature, requoted, unquoted
 from tcr.signature import key as signature_key
 from tcr.streamed import Reference, streamed_verdict
 from tcr.tool_specs import ToolSpecs, parameter_schemas, read_tool_specs
@@ -297,7 +297,21 @@ class Judge:
         if escaped == self.text:
             return None
         other = self._variant(escaped)
-        return other if _shows(other.reference) == _shows(self.reference) else None
+        before, after = _shows(self.reference), _shows(other.reference)
+        if after == before:
+            return other
+        # A rejected block's content is shown as written, escapes and all: the change is
+        # judged when that is all it changed, its expectation (the reference's) changed alike.
+        if replace(after, text=requoted(after.text or "", self.claim)) != replace(
+            before, text=requoted(before.text or "", self.claim)
+        ):
+            return None
+        expectation = self.expectation
+        if expectation is not None and expectation.text is not None:
+            if expectation.text != before.text:
+                return None  # not the reference's: it cannot be changed alike
+            other.expectation = replace(expectation, text=after.text, source=None)
+        return other
 
     def _continued(self) -> Judge | None:
         more = next((c for c in _MORE if not _continues(self.text + c)), None)

@@ -62,6 +62,7 @@ __all__ = [
     "key",
     "marker_dialect",
     "opening_dialect",
+    "requoted",
     "shape",
     "shaped",
     "signature",
@@ -348,10 +349,8 @@ def unquoted(text: str, claim: Claim = EVERYTHING) -> str:
     strings, up to a closing marker of its dialects outside them. Prose and XML-style
     bodies are left alone: there an escape would change the text.
     """
-    dialects = [d for d in BY_ID.values() if claim.speaks(d.id) and d.parse is not None]
-    markers = sorted(
-        {m for d in dialects for m in (*d.opens, *d.closes) if len(m) > 1}, key=len, reverse=True
-    )
+    dialects = _parsed(claim)
+    markers = _string_markers(dialects)
     if not markers:
         return text
     marker_re = alternation(markers)
@@ -362,12 +361,33 @@ def unquoted(text: str, claim: Claim = EVERYTHING) -> str:
             continue
         for a, b in _value_strings(text, start, group):
             inside = text[a:b]
-            escaped = marker_re.sub(lambda m: f"\\u{ord(m.group()[0]):04x}{m.group()[1:]}", inside)
+            escaped = marker_re.sub(lambda m: _escaped(m.group()), inside)
             if escaped != inside:
                 out += [text[done:a], escaped]
                 done = b
             read = b
     return "".join(out) + text[done:] if out else text
+
+
+def requoted(text: str, claim: Claim = EVERYTHING) -> str:
+    """``text`` with every claimed marker that ``unquoted`` escapes written plainly again:
+    what a rejected block shows of a body ``unquoted`` changed, compared with the original."""
+    escapes = {_escaped(m): m for m in _string_markers(_parsed(claim))}
+    return alternation(escapes).sub(lambda m: escapes[m.group()], text) if escapes else text
+
+
+def _parsed(claim: Claim) -> list[Dialect]:
+    return [d for d in BY_ID.values() if claim.speaks(d.id) and d.parse is not None]
+
+
+def _string_markers(dialects: Sequence[Dialect]) -> list[str]:
+    """The markers ``unquoted`` escapes, longest first."""
+    found = {m for d in dialects for m in (*d.opens, *d.closes) if len(m) > 1}
+    return sorted(found, key=len, reverse=True)
+
+
+def _escaped(marker: str) -> str:
+    return f"\\u{ord(marker[0]):04x}{marker[1:]}"
 
 
 def _blocks(text: str, dialects: Sequence[Dialect]) -> list[tuple[int, list[Dialect]]]:

@@ -249,15 +249,15 @@ def test_a_parsing_bug_keeps_the_whole_shape() -> None:
     assert _shapes(merged, two, Expectation("", (weather, weather))) == {}
 
 
-def test_a_change_the_reference_reads_otherwise_is_not_judged() -> None:
-    # a block never closed is rejected, its body shown: escaping the marker in it would
-    # change what is shown, so it is not tried; a space after it is (the body shows it
-    # too), and does not stop the block closing early
+def test_a_rejected_block_shows_its_escaped_marker_and_is_judged_alike() -> None:
+    # a block never closed is rejected, its body shown: escaped, the body shows the escape,
+    # and nothing else changes, so the expectation is changed alike and the failure (the
+    # body cut at the marker in its string) is in-string
     closes_early = hermes_factory(bugs=(Bug.CLOSE_IN_STRING,))
     unclosed = IN_ARGUMENT[: -len("}}</tool_call>")]
     reference = StreamDetector(dialects=frozenset({"hermes"}))
     shown = expectation_of([*reference.feed(unclosed), *reference.finish()])
-    assert _shapes(closes_early, unclosed, shown) == {}
+    assert set(_shapes(closes_early, unclosed, shown).values()) == {IN_STRING}
 
 
 def test_the_character_after_the_message_continues_no_marker() -> None:

@@ -22,6 +22,7 @@ from tcr.signature import (
     dialect_at,
     key,
     marker_dialect,
+    requoted,
     shape,
     signature,
     unquoted,
@@ -325,3 +326,5 @@ def test_unquoted_keeps_every_value_and_leaves_no_marker_in_a_string(
         inside = escaped[len(prose) + len("<tool_call>") : -len("</tool_call>")]
         assert json.loads(inside) == json.loads(body)
         assert "<tool_call>" not in inside and "</tool_call>" not in inside
+    if "\\u003c" not in text:  # what a rejected block shows of it reads as the original
+        assert requoted(escaped, HERMES_ONLY) == text
