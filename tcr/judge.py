@@ -44,20 +44,20 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from tcr._verdict import CHECKS, TRACE_CHECKS, Check, Verdict
 from tcr.claims import EVERYTHING, Claim
 from tcr.detector.core import StreamDetector
-from tcr.detector.events import Detector, Event, Text, ToolCall
+from tcr.detector.events import Detector, Event, Rejected, Text, ToolCall
 from tcr.detector.formats import HOLDBACK_BOUND, MARKERS, NOTHING, Lexicon, lexicon, prefix_regex
 from tcr.detector.loader import Factory, accepts_keyword, make_detector
 from tcr.errors import TcrError, did_you_mean
 from tcr.expectation import Expectation, ExpectedCall, expectation_of
 from tcr.oracle import NO_MARKER, Schemas, Violation, arguments_differ, check_trace
-from tcr.signature import AT_END, IN_STRING, Signature, requoted, unquoted
+from tcr.signature import AT_END, IN_STRING, SEVERAL_BLOCKS, Signature, requoted, unquoted
 from tcr.signature import key as signature_key
 from tcr.streamed import Reference, streamed_verdict
 from tcr.tool_specs import ToolSpecs, parameter_schemas, read_tool_specs
@@ -265,24 +265,41 @@ class Judge:
           (``tcr.signature.unquoted``: the same values, no marker);
         - ``AT_END``: the message with one more character after it, one that continues no
           marker (a space, else ``.`` or a newline): what was held back at the end is
-          released mid-message.
+          released mid-message;
+        - ``SEVERAL_BLOCKS``: the message with one of its blocks (calls, rejected blocks)
+          and none of the others, for each block in turn: each block alone is read
+          right, together they are not (a second call landing on the first).
 
         A change is judged only where the restricted reference shows the changed message as
         it shows this one (its text, with rejected blocks' content, calls and reasoning;
-        for ``AT_END`` its text one character longer), so that the expectation, changed
-        alike, holds for both. A crash or a timeout is not run again.
+        for ``AT_END`` its text one character longer; for a block alone, that block as it
+        read it in the message), so that the expectation, changed alike, holds for both.
+        A crash or a timeout is not run again.
         """
         left = {k for k in shown if k.check not in (Check.CRASH, Check.COST)}
         if not left or self.whole.crash is not None:
             return {}
         shapes: dict[Signature, str] = {}
-        for shape, variant in ((IN_STRING, self._unquoted), (AT_END, self._continued)):
-            other = variant() if left else None
-            if other is not None:
+        base = self  # each change is made to the message as the ones before changed it
+        families: tuple[tuple[str, Callable[[Judge], Iterator[Judge]]], ...] = (
+            (IN_STRING, lambda judge: _one(judge._unquoted())),
+            (AT_END, lambda judge: _one(judge._continued())),
+            (SEVERAL_BLOCKS, Judge._each_block_alone),
+        )
+        for shape, variants in families:
+            gone, tried = set(left), []
+            for other in variants(base):
+                tried.append(other)
                 still = other.judge_trace(other.whole, checks=self.trace_checks).violations
-                gone = left - {signature_key(v) for v in still}
-                shapes.update(dict.fromkeys(gone, shape))
-                left -= gone
+                gone -= {signature_key(v) for v in still}
+                if not gone:
+                    break
+            shapes.update(dict.fromkeys(gone if tried else (), shape))
+            left -= gone if tried else set()
+            if not left:
+                break
+            if len(tried) == 1:  # a failure that needs two things needs them both gone
+                base = tried[0]
         return shapes
 
     def _variant(self, text: str) -> Judge:
@@ -290,6 +307,21 @@ class Judge:
         other = copy.copy(self)
         other.text = text
         other._whole = other._whole_detector = other._reference = other._reference_run = None
+        return other
+
+    def _alike(self, other: Judge) -> Judge | None:
+        """``other`` (this message changed) judged against the reference's reading of it,
+        where this one's expectation is the reference's reading of this one (in the parts it
+        fixes); ``None`` when it is not: it cannot be changed alike."""
+        expectation = self.expectation
+        if expectation is None:
+            return other
+        before, after = _shows(self.reference), _shows(other.reference)
+        fixed = [p for p in ("text", "calls", "reasoning") if getattr(expectation, p) is not None]
+        if any(getattr(expectation, p) != getattr(before, p) for p in fixed):
+            return None
+        changed = {p: getattr(after, p) for p in fixed}
+        other.expectation = replace(expectation, source=None, **changed)
         return other
 
     def _unquoted(self) -> Judge | None:
@@ -306,12 +338,30 @@ class Judge:
             before, text=requoted(before.text or "", self.claim)
         ):
             return None
-        expectation = self.expectation
-        if expectation is not None and expectation.text is not None:
-            if expectation.text != before.text:
-                return None  # not the reference's: it cannot be changed alike
-            other.expectation = replace(expectation, text=after.text, source=None)
-        return other
+        return self._alike(other)
+
+    def _each_block_alone(self) -> Iterator[Judge]:
+        """The message with one block kept, the others cut out, for each block in turn
+        (none when it has fewer than two, or when they would run over ``_MOST_JUDGED``);
+        it stops at one the reference reads otherwise alone than in the message."""
+        events = self.reference
+        blocks = [i for i, e in enumerate(events) if isinstance(e, (ToolCall, Rejected))]
+        if len(blocks) < 2 or len(blocks) * len(self.text) > _MOST_JUDGED:
+            return
+        if any(events[i].raw is None for i in range(len(events))):
+            return
+        for kept in blocks:
+            text = "".join(
+                e.raw or "" for i, e in enumerate(events) if i == kept or i not in blocks
+            )
+            other = self._variant(text)
+            alone = [e for e in other.reference if isinstance(e, (ToolCall, Rejected))]
+            if alone != [events[kept]]:
+                return
+            judged = self._alike(other)
+            if judged is None:
+                return
+            yield judged
 
     def _continued(self) -> Judge | None:
         more = next((c for c in _MORE if not _continues(self.text + c)), None)
@@ -414,12 +464,21 @@ class Judge:
         )
 
 
+def _one(judge: Judge | None) -> Iterator[Judge]:
+    if judge is not None:
+        yield judge
+
+
 def _shows(events: Sequence[Event]) -> Expectation:
     """What ``events`` show, as an expectation holds it (text with rejected blocks' content,
     calls, reasoning): what ``expected`` compares with. The other checks compare the
     detector with itself or with its input, never with the reference."""
     return expectation_of(events)
 
+
+# The characters the blocks-alone variants of one message may run, all told (a block per
+# variant: a recording with a hundred calls is not run a hundred times).
+_MOST_JUDGED = 1_000_000
 
 # What AT_END adds after a message: the first that does not continue a marker begun at its
 # end (a space would continue "<|channel|>analysis" towards Harmony's opener).

@@ -6,7 +6,8 @@ input: where its decisive split falls relative to the markers (inside an
 opening or a closing marker, at a marker's edge, inside a block's body, in
 plain text), or ``whole`` when the failure needs no split at all
 (``marker-in-string`` when it needs a claimed marker inside a string of a call's
-value instead, ``at-end`` when it needs the message to end there).
+value instead, ``at-end`` when it needs the message to end there, ``several-blocks``
+when it needs more than one block together).
 
 A violation knows its check, kind and dialect as soon as it is found: that is
 its ``key``. An input not shrunk yet has no meaningful shape (a random chunking
@@ -50,6 +51,7 @@ __all__ = [
     "IN_STRING",
     "PROXY_NOTE",
     "PROXY_ONLY",
+    "SEVERAL_BLOCKS",
     "SHAPES",
     "SPLIT",
     "TIMEOUT",
@@ -87,7 +89,15 @@ IN_STRING = "marker-in-string"
 # ... or the message ending right there (with one more space after it, it passes: text
 # held back at the end and lost, or cut short, at the end of the stream).
 AT_END = "at-end"
-UNSPLIT = (WHOLE, IN_STRING, AT_END)  # the shapes of failures the unsplit input shows
+# ... or more than one block: each block alone is read right, together they are not (a
+# second call that lands on the first's index, two calls merged).
+SEVERAL_BLOCKS = "several-blocks"
+UNSPLIT = (
+    WHOLE,
+    IN_STRING,
+    AT_END,
+    SEVERAL_BLOCKS,
+)  # the shapes of failures the unsplit input shows
 SPLIT = "split"  # a coarse shape: the unsplit input does not fail that way (not shrunk yet)
 # Where a split can fall, most telling first: a shape names the first that one of the
 # input's split points falls into.
@@ -427,8 +437,8 @@ def _value_strings(text: str, start: int, group: Sequence[Dialect]) -> list[tupl
         char = token.group()
         if char in "\"'":
             string = _STRING_RE.match(text, token.start())
-            if string is None:  # unterminated: the value runs to the end
-                return spans
+            if string is None:  # unterminated: the string, and the value, run to the end
+                return [*spans, (token.start(), len(text))] if depth else spans
             if depth:
                 spans.append(string.span())
             at = string.end()

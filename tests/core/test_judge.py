@@ -25,7 +25,7 @@ from tcr.errors import EXIT_ERROR, EXIT_OK, EXIT_VIOLATION, FactoryError, TcrErr
 from tcr.expectation import Expectation, ExpectedCall, expectation_of
 from tcr.judge import Judge, checks_of
 from tcr.oracle import CHECKS, TRACE_CHECKS, Check, Verdict, Violation, check_trace
-from tcr.signature import AT_END, IN_STRING, key
+from tcr.signature import AT_END, IN_STRING, SEVERAL_BLOCKS, key
 from tcr.trace import Crash, Step, iter_steps, run_trace
 
 MESSAGE = f"Let me check. {WEATHER} Done."
@@ -242,11 +242,21 @@ def test_a_failure_that_goes_away_with_more_text_after_it_is_at_end() -> None:
     assert shapes == {"conservation/lost at end": AT_END}
 
 
-def test_a_parsing_bug_keeps_the_whole_shape() -> None:
+def test_a_failure_that_each_block_alone_does_not_show_needs_several_blocks() -> None:
     merged = hermes_factory(bugs=(Bug.INDEX_REUSED,))
-    two = f"{WEATHER}{WEATHER}"
     weather = ExpectedCall("get_weather", {"city": "Paris"})
-    assert _shapes(merged, two, Expectation("", (weather, weather))) == {}
+    two = f"Sure. {WEATHER} and {WEATHER}"
+    assert _shapes(merged, two, Expectation("Sure.  and ", (weather, weather))) == {
+        "expected/missing ToolCall/hermes": SEVERAL_BLOCKS
+    }
+
+
+def test_a_parsing_bug_that_one_block_shows_keeps_the_whole_shape() -> None:
+    dropped = hermes_factory(bugs=(Bug.ARGUMENTS_WITH_NAME_DROPPED,))
+    weather = ExpectedCall("get_weather", {"city": "Paris"})
+    two = f"{WEATHER}{WEATHER}"
+    assert _shapes(dropped, two, Expectation("", (weather, weather))) == {}
+    assert _shapes(dropped, WEATHER, Expectation("", (weather,))) == {}
 
 
 def test_a_rejected_block_shows_its_escaped_marker_and_is_judged_alike() -> None:

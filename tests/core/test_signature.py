@@ -277,6 +277,10 @@ HERMES_ONLY = Claim(frozenset({"hermes"}))
             'a "</tool_call>" <tool_call>{"name": "f", "arguments": {"q": "\\u003ctool_call>"}}'
             '</tool_call> b "<tool_call>"',
         ),
+        (  # a string never closed runs to the end of the message: its marker closes nothing
+            '<tool_call>{"name": "f", "arguments": {"q": "a</tool_call>',
+            '<tool_call>{"name": "f", "arguments": {"q": "a\\u003c/tool_call>',
+        ),
     ],
 )
 def test_unquoted_escapes_the_claimed_markers_inside_strings_of_a_calls_json(
@@ -291,7 +295,7 @@ def test_unquoted_escapes_the_claimed_markers_inside_strings_of_a_calls_json(
         '<tool_call>{"name": "f", "arguments": {}}</tool_call> and "<tool_call>" in prose',
         '<tool_call>\n<function=f>\n<parameter=q>\n"</tool_call>"\n</parameter>\n</function>',
         '<|tool_call>call:f{q:<|"|></tool_call><|"|>}<tool_call|>',  # gemma4: not claimed
-        '<tool_call>{"name": "f", "arguments": {"q": "</tool_call',  # a string never closed
+        '<tool_call>{"name": "f", "arguments": {"q": "</tool_call',  # a marker never whole
     ],
 )
 def test_unquoted_leaves_prose_xml_bodies_unclaimed_markup_and_open_strings(text: str) -> None:
