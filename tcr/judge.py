@@ -348,12 +348,11 @@ class Judge:
         blocks = [i for i, e in enumerate(events) if isinstance(e, (ToolCall, Rejected))]
         if len(blocks) < 2 or len(blocks) * len(self.text) > _MOST_JUDGED:
             return
-        if any(events[i].raw is None for i in range(len(events))):
+        if any(event.raw is None for event in events):
             return
         for kept in blocks:
-            text = "".join(
-                e.raw or "" for i, e in enumerate(events) if i == kept or i not in blocks
-            )
+            cut = set(blocks) - {kept}
+            text = "".join(e.raw or "" for i, e in enumerate(events) if i not in cut)
             other = self._variant(text)
             alone = [e for e in other.reference if isinstance(e, (ToolCall, Rejected))]
             if alone != [events[kept]]:

@@ -92,12 +92,8 @@ AT_END = "at-end"
 # ... or more than one block: each block alone is read right, together they are not (a
 # second call that lands on the first's index, two calls merged).
 SEVERAL_BLOCKS = "several-blocks"
-UNSPLIT = (
-    WHOLE,
-    IN_STRING,
-    AT_END,
-    SEVERAL_BLOCKS,
-)  # the shapes of failures the unsplit input shows
+# The shapes of failures the unsplit input shows.
+UNSPLIT = (WHOLE, IN_STRING, AT_END, SEVERAL_BLOCKS)
 SPLIT = "split"  # a coarse shape: the unsplit input does not fail that way (not shrunk yet)
 # Where a split can fall, most telling first: a shape names the first that one of the
 # input's split points falls into.
