@@ -13,7 +13,7 @@ from rich.markup import escape
 from tcr import sarif
 from tcr._runtime import junit
 from tcr._runtime.report_files import write_sarif_log
-from tcr.claims import EVERYTHING
+from tcr.claims import EVERYTHING, Claim
 from tcr.findings import Grouped, group
 from tcr.oracle import Check, Violation
 from tcr.signature import PROXY_NOTE, WHOLE, Signature, signature
@@ -76,12 +76,12 @@ def progress_line(report: FuzzReport, elapsed: float) -> str:
 def findings(report: FuzzReport) -> list[Grouped[Finding]]:
     """The report's signatures as distinct findings (``tcr.findings``): what one shrunk case
     showed besides its own signature are its symptoms."""
-    runs = [{_signed(v, f) for v in f.violations} for f in report.findings]
+    runs = [{_signed(v, f, report.claim) for v in f.violations} for f in report.findings]
     return group(report.findings, runs)
 
 
-def _signed(violation: Violation, finding: Finding) -> Signature:
-    found = signature(violation, finding.case.chunks)
+def _signed(violation: Violation, finding: Finding, claim: Claim) -> Signature:
+    found = signature(violation, finding.case.chunks, claim=claim)
     shape = dict(finding.shapes).get(found.key)
     return replace(found, shape=shape) if shape and found.shape == WHOLE else found
 

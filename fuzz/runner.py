@@ -679,12 +679,11 @@ def _finding(search: _Search, checker: CaseChecker, report: FuzzReport) -> Findi
 
     flaky = False
     markers = special_markers(target.dialect, checker.claim)
+    rank = partial(split_rank, claim=checker.claim)
     # Over the time limit, each try could take the whole limit again: shown as found.
     if len(case.chunks) > 1 and target.kind != TIMEOUT:
         try:
-            shrunk = minimize_splits(
-                case.chunks, fails, budget=2000, keep_whole=markers, rank=split_rank
-            )
+            shrunk = minimize_splits(case.chunks, fails, budget=2000, keep_whole=markers, rank=rank)
             case = replace(case, chunks=tuple(shrunk))
         except NotFailing:  # it failed a moment ago: the detector answers at random
             flaky = True
@@ -695,7 +694,7 @@ def _finding(search: _Search, checker: CaseChecker, report: FuzzReport) -> Findi
             # settled again in the shorter text, as replaying the saved case will settle it
             with contextlib.suppress(NotFailing):
                 shrunk = minimize_splits(
-                    case.chunks, fails, budget=500, keep_whole=markers, rank=split_rank
+                    case.chunks, fails, budget=500, keep_whole=markers, rank=rank
                 )
                 case = replace(case, chunks=tuple(shrunk))
     shapes: tuple[tuple[Signature, str], ...] = ()

@@ -21,6 +21,7 @@ import shlex
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, fields, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -334,7 +335,7 @@ class Replay:
                     self.fails(target),
                     budget=MINIMIZE_BUDGET,
                     keep_whole=markers,
-                    rank=split_rank,
+                    rank=partial(split_rank, claim=self.judge.claim),
                 )
             except NotFailing:  # it failed a moment ago: the detector answers at random
                 flaky = replace(violation, message=f"{violation.message} ({FLAKY})")

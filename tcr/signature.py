@@ -28,18 +28,22 @@ or a re-chunking layer cuts the stream, never behind an engine that streams
 tokens. It is an addition: ``str(signature)`` is unchanged, ``label`` adds
 ``PROXY_ONLY``.
 
-Pure: markers come from the dialect table, nothing runs a detector.
+Pure: markers come from the dialect table; where blocks are is the reference's reading
+(``StreamDetector``, itself pure) of the whole text.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tcr.claims import EVERYTHING, Claim
-from tcr.detector.formats import DISTINCTIVE_OPENERS, SHARING, alternation, prefix_regex
+from tcr.detector.core import StreamDetector
+from tcr.detector.events import Text
+from tcr.detector.formats import DISTINCTIVE_OPENERS, SHARING, alternation, lexicon
 from tcr.dialects import BY_ID, BodyLexer, Dialect
 from tcr.rechunk import special_spans, splits_inside
 
@@ -106,15 +110,11 @@ SHAPES = (
     WHOLE,
 )
 
-# Distinctive openers and the closers a block ends on; single characters (the braces
-# that balance a bare JSON block) would make every JSON body look like markup.
+# Distinctive openers: where a dialect is told from the markers alone (``dialect_at``);
+# single characters (the braces that balance a bare JSON block) would make every JSON
+# body look like markup.
 _OPENERS = DISTINCTIVE_OPENERS
-_CLOSERS = tuple(
-    sorted({m for group in SHARING.values() for d in group for m in d.closes if len(m) > 1})
-)
-_MARKER_RE = alternation((*_OPENERS, *_CLOSERS))
 _OPENER_RE = alternation(_OPENERS)
-_PARTIAL_OPENER_RE = prefix_regex(m[:-1] for m in _OPENERS)
 _LONGEST_OPENER = max(len(m) for m in _OPENERS)
 
 
@@ -191,7 +191,7 @@ def shaped(found: Signature, chunks: Sequence[str], *, claim: Claim = EVERYTHING
     token the chunks cut counts."""
     dialect = "" if found.check == "crash" else found.dialect
     proxy = bool(special_split(chunks, special_markers(dialect, claim)))
-    return Signature(found.check, found.kind, found.dialect, shape(chunks), proxy)
+    return Signature(found.check, found.kind, found.dialect, shape(chunks, claim), proxy)
 
 
 def special_markers(dialect: str, claim: Claim = EVERYTHING) -> tuple[str, ...]:
@@ -268,8 +268,9 @@ def dialect_at(text: str, offset: int | None) -> str:
     return "" if closed and offset >= last.end() else dialect
 
 
-def shape(chunks: Sequence[str]) -> str:
-    """Where the split points of ``chunks`` fall relative to the markers of their text.
+def shape(chunks: Sequence[str], claim: Claim = EVERYTHING) -> str:
+    """Where the split points of ``chunks`` fall relative to the blocks of their text, as
+    the reference restricted to ``claim`` reads them.
 
     ``whole`` for one chunk (or none); else the most telling of ``SHAPES`` that a
     split point falls into. Linear in the text.
@@ -283,42 +284,72 @@ def shape(chunks: Sequence[str]) -> str:
             splits.append(position)
     if not splits:
         return WHOLE
-    places = _places(text)
+    places = _places(text, claim)
     return min((_where(split, places) for split in splits), key=SHAPES.index)
 
 
-def split_rank(text: str) -> Callable[[int], int]:
+def split_rank(text: str, claim: Claim = EVERYTHING) -> Callable[[int], int]:
     """How little a split of ``text`` at an offset says: its place's index in ``SHAPES``
     (``tcr.minimize`` moves a split to the least telling place that still fails)."""
-    places = _places(text)
+    places = _places(text, claim)
     return lambda at: SHAPES.index(_where(at, places))
 
 
-_Places = tuple[list[tuple[int, int]], list[tuple[int, int]], list[tuple[int, int]]]
+_Spans = tuple[tuple[int, int], ...]
+_Places = tuple[_Spans, _Spans, _Spans]
 
 
-def _places(text: str) -> _Places:
-    """Opening markers, the closing markers that end a block, and block bodies of ``text``,
-    as spans (a fence or a ``</think>`` in prose closes nothing: a split in it is in text)."""
+@functools.lru_cache(maxsize=8)
+def _places(text: str, claim: Claim = EVERYTHING) -> _Places:
+    """The opening markers, closing markers and bodies of the blocks of ``text``, as spans.
+
+    Blocks are where the reference restricted to ``claim`` reads them, so a marker is one
+    only where it opens or closes a block: inside a body (a ``<tool_call>`` in reasoning,
+    a ``</tool_call>`` in a string) it is body, and outside any block (a fence or a
+    ``</think>`` in prose, another dialect's markup) it is text. A block cut off by the end
+    of ``text`` ends in the part of a closing marker it has, and text that ends in part of
+    an opening marker ends in an opener. Markers of one character (a bare ``[`` or ``{``)
+    are body: nothing can fall inside them.
+    """
+    detector = StreamDetector(dialects=claim.dialects)
+    events = [*detector.feed(text), *detector.finish()]
     openers: list[tuple[int, int]] = []
     closers: list[tuple[int, int]] = []
     bodies: list[tuple[int, int]] = []
-    body_start: int | None = None
-    for match in _MARKER_RE.finditer(text):
-        span = match.span()
-        if match.group() in SHARING:
-            openers.append(span)
-            body_start = span[1] if body_start is None else body_start
-        elif body_start is not None:  # a closer outside a block is text
-            closers.append(span)
-            bodies.append((body_start, span[0]))
-            body_start = None
-    partial = _PARTIAL_OPENER_RE.search(text) if _PARTIAL_OPENER_RE else None
-    if partial is not None and (not openers or partial.start() >= openers[-1][1]):
-        openers.append(partial.span())  # a marker cut off by the end of the input
-    if body_start is not None:
-        bodies.append((body_start, len(text)))
-    return openers, closers, bodies
+    at = 0
+    for event in events:
+        raw = event.text if isinstance(event, Text) else event.raw or ""
+        dialect = None if isinstance(event, Text) else BY_ID.get(event.format)
+        if dialect is not None and raw:
+            opener = _marker_at(raw, dialect.opens, start=True)
+            closer = _marker_at(raw[len(opener) :], dialect.closes, start=False)
+            start, end = at + len(opener), at + len(raw) - len(closer)
+            if opener:
+                openers.append((at, start))
+            if closer:
+                closers.append((end, at + len(raw)))
+            bodies.append((start, end))
+        at += len(raw)
+    partial_re = lexicon(claim.dialects).partial_opener_re
+    partial = partial_re.search(text) if partial_re else None  # let go as text at the end
+    if partial is not None and not any(a <= partial.start() < b for a, b in (*bodies, *closers)):
+        openers.append(partial.span())
+    return tuple(openers), tuple(closers), tuple(bodies)
+
+
+def _marker_at(raw: str, markers: Sequence[str], *, start: bool) -> str:
+    """The longest of ``markers`` (of two characters or more) that ``raw`` starts with, or
+    ends with (or ends in a part of: a block cut off by the end); ``""`` if none."""
+    for marker in sorted((m for m in markers if len(m) > 1), key=len, reverse=True):
+        if raw.startswith(marker) if start else raw.endswith(marker):
+            return marker
+    if start:
+        return ""
+    return max(
+        (raw[-n:] for m in markers for n in range(2, len(m)) if raw.endswith(m[:n])),
+        key=len,
+        default="",
+    )
 
 
 def _where(split: int, places: _Places) -> str:

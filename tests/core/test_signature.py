@@ -73,10 +73,29 @@ def test_a_signature_is_hashable_and_equal_by_value() -> None:
         (["Here:\n``", "`python\nprint(1)\n```"], "split-in-text"),
         (["Here:\n```", "python\nprint(1)\n```"], "split-in-text"),
         (["ok </thi", "nk> then"], "split-in-text"),
+        # a marker is one where the reference reads a block: inside a body it is body ...
+        (["<think>a <tool", "_call> b</think>"], "split-in-body"),
+        # ... so a reasoning block's closer after another dialect's markup in it closes it
+        (["<think><|tool_call|></longcat_tool_call><", "/think>Hi"], "split-in-closer"),
+        (["<|channel|>analysis<|message|>Hi<|end|", ">ok"], "split-in-closer"),
+        (["<|python_start|><", "|python_end|>"], "split-in-closer"),
+        # a block cut off by the end ends in the part of its closer it has
+        ([f"a {HERMES[:-6]}", HERMES[-6:-3]], "split-in-closer"),
+        # a block that closes by balance (a bare array at message start) has a body
+        (['[{"a": "\\', '"}]'], "split-in-body"),
+        (['<|tool_call|>[{"name": "s", "arguments": {"\\', '"": 0}}] ok'], "split-in-body"),
     ],
 )
 def test_shape_says_where_the_split_falls(chunks: list[str], expected_shape: str) -> None:
     assert shape(chunks) == expected_shape
+
+
+def test_shape_reads_blocks_as_the_claim_does() -> None:
+    # for a Hermes-only parser, <think> is text: a split in its closer is a split in text
+    chunks = ["<think>x</thi", "nk> then"]
+    assert shape(chunks) == "split-in-closer"
+    assert shape(chunks, Claim(frozenset({"hermes"}))) == "split-in-text"
+    assert shape(["hello <tool", "_c"], Claim(frozenset({"tools_tag"}))) == "split-in-text"
 
 
 def test_shape_names_the_most_telling_split() -> None:
