@@ -253,6 +253,7 @@ class Judge:
             leak=self.leak,
             shown_anyway=self._shown_anyway,
             schemas=self.schemas,
+            dialects=self.claim.dialects,
         )
         return self._told(verdict, wanted, spans_skipped, trace.chunks)
 

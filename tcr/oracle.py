@@ -142,15 +142,17 @@ def _conservation_break(
     while same < limit and rest[same] == text[emitted + same]:
         same += 1
     at, rest = emitted + same, rest[same:]
-    kind, message = _what_broke(text, at, received, rest)
+    kind, message, source = _what_broke(text, at, received, rest)
     offending = trace.steps[step_index].events[position]
-    dialect = event_dialect(offending) or dialect_at(text, at)
+    # text emitted twice is where it came from: not the block that follows it
+    dialect = event_dialect(offending) or dialect_at(text, source)
     return violation(Check.CONSERVATION, message, text, step_index, at, kind=kind, dialect=dialect)
 
 
-def _what_broke(text: str, at: int, received: int, rest: str) -> tuple[str, str]:
+def _what_broke(text: str, at: int, received: int, rest: str) -> tuple[str, str, int]:
     """Best guess at lost / duplicated / reordered, from where ``rest`` reappears in the input:
-    the kind, and the message."""
+    the kind, the message, and the input offset the broken text is at (a duplicate's
+    first copy, else ``at``)."""
     for size in (16, 4, 2):
         probe = rest[:size]
         earlier = text.rfind(probe, 0, at + len(probe) - 1)
@@ -158,21 +160,25 @@ def _what_broke(text: str, at: int, received: int, rest: str) -> tuple[str, str]
             return (
                 "duplicated",
                 f"duplicated: re-emits input from offset {earlier} ({clip(probe)!r})",
+                earlier,
             )
         if at >= received:
             return (
                 "emitted early",
                 f"emits {clip(rest)!r} before receiving it (received so far ends at {received})",
+                at,
             )
         later = text.find(probe, at + 1)
         if later > at:
             skipped = text[at:later]
             if skipped in rest:
-                return "reordered", f"reordered: {clip(skipped)!r} is emitted after what follows it"
-            return "lost", f"lost {len(skipped)} characters: {clip(skipped)!r} never emitted"
+                what = f"reordered: {clip(skipped)!r} is emitted after what follows it"
+                return "reordered", what, at
+            return "lost", f"lost {len(skipped)} characters: {clip(skipped)!r} never emitted", at
     return (
         "altered",
         f"altered: emits {clip(rest)!r} where the input has {clip(text[at:received])!r}",
+        at,
     )
 
 
@@ -191,8 +197,9 @@ def _invariance(
     found = first_difference(trace, mine, reference, Check.INVARIANCE, "the whole run")
     if found is None:
         return []
-    if not found.dialect:  # two Texts differ: the markup at the place they part says whose
-        found = replace(found, dialect=dialect_at(trace.input, found.offset))
+    if not found.dialect:  # two Texts differ, and no marker where they part says whose:
+        # the block they part inside does (text before a block that starts there is not its)
+        found = replace(found, dialect=dialect_at(trace.input, found.offset, starts=False))
     return [found]
 
 
@@ -647,14 +654,16 @@ def check_trace(
     leak: re.Pattern[str] | None = _LEAK,
     shown_anyway: Callable[[], Mapping[str, int]] | None = None,
     schemas: Schemas | None = None,
+    dialects: frozenset[str] | None = None,
 ) -> Verdict:
     """Run the requested checks on one trace; ``whole`` is the run of the unsplit input.
 
-    ``bound`` and ``leak`` (the opening markers ``no_leak`` looks for; ``None``: none,
-    so it is skipped) are the claim's; ``shown_anyway`` counts the markers a correct
-    detector shows too (``_no_leak``); ``schemas`` the tool specs the detector was
-    given, which type the expected values of untyped bodies (``expected``). The layer
-    below ``tcr.judge.Judge``, which makes the runs and adds warm equals cold.
+    ``bound``, ``leak`` (the opening markers ``no_leak`` looks for; ``None``: none,
+    so it is skipped) and ``dialects`` (``None``: every one) are the claim's;
+    ``shown_anyway`` counts the markers a correct detector shows too (``_no_leak``);
+    ``schemas`` the tool specs the detector was given, which type the expected values of
+    untyped bodies (``expected``). The layer below ``tcr.judge.Judge``, which makes the
+    runs and adds warm equals cold.
     """
     unknown = [c for c in checks if c not in CHECKS]
     if unknown:
@@ -689,16 +698,29 @@ def check_trace(
             found += expected(trace, expect, whole=whole, schemas=schemas)
         elif check is Check.CRASH:
             found += _crash(trace)
+    if found and dialects is not None:
+        found = [_claimed(v, trace.input, dialects) for v in found]
     if found and whole is not None and whole.crash is None:
         found = _named_by(whole, found)
     return Verdict(tuple(found), tuple(ran), skipped)
 
 
+def _claimed(found: Violation, text: str, dialects: frozenset[str]) -> Violation:
+    """``found`` named by a dialect of the claim: one it names outside it (markup the claim
+    reads as text, a marker inside another dialect's block) is told again by the blocks the
+    claim reads, which may be none."""
+    if not found.dialect or found.dialect in dialects:
+        return found
+    return replace(found, dialect=dialect_at(text, found.offset, dialects))
+
+
 def _named_by(whole: Trace, found: list[Violation]) -> list[Violation]:
-    """Each violation inside a block of the whole run takes that block's exact dialect.
+    """Each violation named by a dialect inside a block of the whole run takes that block's
+    exact dialect.
 
     Markup alone cannot tell dialects that share a marker apart (``<tool_call>``
-    opens hermes, qwen3_coder and glm45 bodies); the whole run's events can.
+    opens hermes, qwen3_coder and glm45 bodies); the whole run's events can. One named by
+    none stays so: it is in text (a duplicate of text before a block is at the block).
     """
     blocks = [
         (p.start, p.start + len(p.event.raw or ""), fmt)
@@ -711,7 +733,7 @@ def _named_by(whole: Trace, found: list[Violation]) -> list[Violation]:
     named: list[Violation] = []
     for v in found:
         index = bisect_right(starts, v.offset) - 1 if v.offset is not None else -1
-        if index >= 0 and v.offset is not None and v.offset < blocks[index][1]:
+        if v.dialect and index >= 0 and v.offset is not None and v.offset < blocks[index][1]:
             v = replace(v, dialect=blocks[index][2])
         named.append(v)
     return named

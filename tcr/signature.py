@@ -110,12 +110,10 @@ SHAPES = (
     WHOLE,
 )
 
-# Distinctive openers: where a dialect is told from the markers alone (``dialect_at``);
+# Distinctive openers: a text that starts with one names its dialect (``opening_dialect``);
 # single characters (the braces that balance a bare JSON block) would make every JSON
 # body look like markup.
-_OPENERS = DISTINCTIVE_OPENERS
-_OPENER_RE = alternation(_OPENERS)
-_LONGEST_OPENER = max(len(m) for m in _OPENERS)
+_OPENER_RE = alternation(DISTINCTIVE_OPENERS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,26 +244,61 @@ def opening_dialect(*texts: str) -> str:
     return ""
 
 
-def dialect_at(text: str, offset: int | None) -> str:
-    """The dialect of the block ``offset`` is in, or whose opening marker starts there.
+def dialect_at(
+    text: str, offset: int | None, dialects: frozenset[str] | None = None, *, starts: bool = True
+) -> str:
+    """The dialect of the block ``offset`` is in, or whose opening marker starts there (not
+    with ``starts=False``), as the reference restricted to ``dialects`` (``None``: every
+    one) reads ``text``.
 
-    Told from the markers alone, for violations that name no event with a format.
-    ``""`` when ``offset`` is in plain text, or unknown.
+    For violations that name no event with a format. ``""`` when ``offset`` is in plain
+    text (another dialect's markup inside reasoning, or markup the claim does not parse,
+    included), or unknown. An offset at the very end belongs to a block that runs to it.
     """
     if offset is None:
         return ""
-    last: re.Match[str] | None = None
-    for match in _OPENER_RE.finditer(text, 0, min(len(text), offset + _LONGEST_OPENER)):
-        if match.start() > offset:
-            break
-        last = match
-    if last is None:
-        start = len(text) - len(text.lstrip())
-        return "bare_json" if text.startswith("{", start) and start <= offset else ""
-    dialect = marker_dialect(last.group())
-    closers = SHARING[last.group()][0].closes
-    closed = any(text.find(c, last.end(), offset) >= 0 for c in closers if c)
-    return "" if closed and offset >= last.end() else dialect
+    for block in _blocks_read(text, dialects):
+        first = block.start if starts else block.start + 1
+        if first <= offset < block.end or offset == block.end == len(text):
+            return block.dialect
+    return ""
+
+
+@dataclass(frozen=True, slots=True)
+class _Block:
+    """A block as the reference reads it: its opener ``[start, body)``, its body
+    ``[body, closer)`` and its closer ``[closer, end)`` (either marker may be empty)."""
+
+    start: int
+    body: int
+    closer: int
+    end: int
+    dialect: str
+
+
+@functools.lru_cache(maxsize=8)
+def _blocks_read(text: str, dialects: frozenset[str] | None) -> tuple[_Block, ...]:
+    """The blocks of ``text`` as the reference restricted to ``dialects`` reads it whole.
+
+    A marker is one only where it opens or closes a block: inside a body (a
+    ``<tool_call>`` in reasoning, a ``</tool_call>`` in a string) it is body, and outside
+    any block (a fence or a ``</think>`` in prose, another dialect's markup) it is text.
+    A block cut off by the end of ``text`` ends in the part of a closing marker it has.
+    Markers of one character (a bare ``[`` or ``{``) are body: nothing falls inside them.
+    """
+    detector = StreamDetector(dialects=dialects)
+    blocks: list[_Block] = []
+    at = 0
+    for event in (*detector.feed(text), *detector.finish()):
+        raw = event.text if isinstance(event, Text) else event.raw or ""
+        dialect = None if isinstance(event, Text) else BY_ID.get(event.format)
+        if dialect is not None and raw:
+            opener = _marker_at(raw, dialect.opens, start=True)
+            closer = _marker_at(raw[len(opener) :], dialect.closes, start=False)
+            end = at + len(raw)
+            blocks.append(_Block(at, at + len(opener), end - len(closer), end, dialect.id))
+        at += len(raw)
+    return tuple(blocks)
 
 
 def shape(chunks: Sequence[str], claim: Claim = EVERYTHING) -> str:
@@ -299,42 +332,19 @@ _Spans = tuple[tuple[int, int], ...]
 _Places = tuple[_Spans, _Spans, _Spans]
 
 
-@functools.lru_cache(maxsize=8)
 def _places(text: str, claim: Claim = EVERYTHING) -> _Places:
-    """The opening markers, closing markers and bodies of the blocks of ``text``, as spans.
-
-    Blocks are where the reference restricted to ``claim`` reads them, so a marker is one
-    only where it opens or closes a block: inside a body (a ``<tool_call>`` in reasoning,
-    a ``</tool_call>`` in a string) it is body, and outside any block (a fence or a
-    ``</think>`` in prose, another dialect's markup) it is text. A block cut off by the end
-    of ``text`` ends in the part of a closing marker it has, and text that ends in part of
-    an opening marker ends in an opener. Markers of one character (a bare ``[`` or ``{``)
-    are body: nothing can fall inside them.
-    """
-    detector = StreamDetector(dialects=claim.dialects)
-    events = [*detector.feed(text), *detector.finish()]
-    openers: list[tuple[int, int]] = []
-    closers: list[tuple[int, int]] = []
-    bodies: list[tuple[int, int]] = []
-    at = 0
-    for event in events:
-        raw = event.text if isinstance(event, Text) else event.raw or ""
-        dialect = None if isinstance(event, Text) else BY_ID.get(event.format)
-        if dialect is not None and raw:
-            opener = _marker_at(raw, dialect.opens, start=True)
-            closer = _marker_at(raw[len(opener) :], dialect.closes, start=False)
-            start, end = at + len(opener), at + len(raw) - len(closer)
-            if opener:
-                openers.append((at, start))
-            if closer:
-                closers.append((end, at + len(raw)))
-            bodies.append((start, end))
-        at += len(raw)
+    """The opening markers, closing markers and bodies of the blocks of ``text`` as the
+    reference restricted to ``claim`` reads them (``_blocks_read``), as spans; text that
+    ends in part of an opening marker ends in an opener."""
+    blocks = _blocks_read(text, claim.dialects)
+    openers = [(b.start, b.body) for b in blocks if b.body > b.start]
+    closers = tuple((b.closer, b.end) for b in blocks if b.end > b.closer)
+    bodies = tuple((b.body, b.closer) for b in blocks)
     partial_re = lexicon(claim.dialects).partial_opener_re
     partial = partial_re.search(text) if partial_re else None  # let go as text at the end
     if partial is not None and not any(a <= partial.start() < b for a, b in (*bodies, *closers)):
         openers.append(partial.span())
-    return tuple(openers), tuple(closers), tuple(bodies)
+    return tuple(openers), closers, bodies
 
 
 def _marker_at(raw: str, markers: Sequence[str], *, start: bool) -> str:

@@ -18,6 +18,7 @@ from toy_detectors import (
     ToyDetector,
 )
 
+from tcr.detector.broken import duplicates_flushed_prefix
 from tcr.detector.events import Event, Reasoning, Rejected, Text, ToolCall
 from tcr.detector.formats import HOLDBACK_BOUND
 from tcr.errors import TcrError
@@ -140,6 +141,17 @@ def test_duplicated_released_prefix_is_conservation_at_that_step() -> None:
     assert violation.chunk == 1
     assert violation.offset == len("x <tool")  # where the emitted text parts from the input
     assert violation.message.startswith("duplicated: re-emits input from offset 2")
+
+
+def test_a_duplicate_is_told_in_the_dialect_of_its_first_copy() -> None:
+    # the "[" released twice is text: not the block that starts where the copies part
+    chunks = ["l[", '<tool_call>{"name": "f", "arguments": {}}</tool_call>']
+    whole = run_trace(duplicates_flushed_prefix(), ["".join(chunks)])
+    trace = run_trace(duplicates_flushed_prefix(), chunks)
+    duplicated, differs = check_trace(trace, whole=whole).violations
+    assert duplicated.kind == "duplicated" and duplicated.offset == 2
+    assert duplicated.dialect == ""
+    assert (differs.check, differs.offset, differs.dialect) == ("invariance", 2, "")
 
 
 def test_holding_everything_breaks_the_holdback_bound_at_the_first_step_over_it() -> None:

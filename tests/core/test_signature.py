@@ -119,6 +119,20 @@ def test_dialect_at_names_the_block_an_offset_is_in() -> None:
     assert dialect_at(text, 0) == "" and dialect_at(text, None) == ""
 
 
+def test_dialect_at_names_blocks_as_the_reference_reads_them() -> None:
+    # markup inside reasoning opens nothing: after the reasoning block is plain text
+    text = "<think><tool_call></think> x"
+    assert dialect_at(text, len(text) - 1) == ""
+    assert dialect_at(text, 10) == "think"
+    # a claim reads only its own markup: another dialect's is text, its blocks its own
+    gemma = "a <|tool_call>call:f{}<tool_call|> b"
+    assert dialect_at(gemma, 5) == "gemma_special"
+    assert dialect_at(gemma, 5, frozenset({"hermes"})) == ""
+    nested = f"<think>{HERMES}</think>"
+    assert dialect_at(nested, 20) == "think"
+    assert dialect_at(nested, 20, frozenset({"hermes"})) == "hermes"
+
+
 def test_dialect_at_knows_bare_json_at_message_start() -> None:
     assert dialect_at('  {"name": "f"', 5) == "bare_json"
 
