@@ -239,7 +239,7 @@ def difference_kind(
     Text on one side stands for what the other side parsed: Text where the reference
     has a call is a ``missing ToolCall``; Text that runs on past the reference's Text
     swallowed the reference's next event (a leaked marker with text before it is the
-    same finding as one without).
+    same finding as one without), unless both go on to the same kind of event.
     """
     if mine is None or (isinstance(mine, Text) and not isinstance(reference, Text | None)):
         return f"missing {type(reference).__name__}"
@@ -249,10 +249,13 @@ def difference_kind(
         return f"{type(mine).__name__} instead of {type(reference).__name__}"
     name = type(mine).__name__
     if isinstance(mine, Text) and isinstance(reference, Text):
-        if mine.text.startswith(reference.text):  # it ran on into the reference's next event
-            return f"missing {type(reference_next).__name__}" if reference_next else "extra Text"
+        # Text that ran on into the other side's next event stands for it; when both sides
+        # go on to the same kind of event, only the text differs (a duplicated prefix).
+        same_next = type(mine_next) is type(reference_next)
+        if mine.text.startswith(reference.text):
+            return f"missing {type(reference_next).__name__}" if not same_next else "extra Text"
         if reference.text.startswith(mine.text):
-            return f"extra {type(mine_next).__name__}" if mine_next else "missing Text"
+            return f"extra {type(mine_next).__name__}" if not same_next else "missing Text"
         return "Text differs"
     if getattr(mine, "text", None) != getattr(reference, "text", None):
         return f"{name} differs"  # its reasoning text

@@ -13,6 +13,7 @@ from tcr.cli import main
 from tcr.detector.broken import BROKEN
 from tcr.fuzz import FuzzReport, run
 from tcr.fuzz.model import Case, Finding
+from tcr.fuzz.report import findings
 from tcr.fuzz.runner import merge_findings
 from tcr.oracle import Check, Violation
 from tcr.signature import Signature
@@ -108,3 +109,21 @@ def test_every_fuzz_finding_of_a_broken_detector_replays_to_its_signature(
     assert report.findings, f"{name} survived {report.examples} examples"
     for found in report.findings:
         replays_to_its_signature(found)
+
+
+@pytest.mark.slow
+def test_a_split_that_settled_in_the_preamble_stays_there() -> None:
+    # preamble_settles stops parsing once a chunk showed text: a split in the preamble or
+    # at the marker after it shows it. Cutting the text shrank the preamble to one
+    # character and moved the split onto the marker: one more finding. (A split in the
+    # body is still one: conservation needs the block open when parsing stops.)
+    report = run(
+        detector="tcr.detector.broken:preamble_settles",
+        formats=["hermes"],
+        corpus=[],
+        max_examples=300,
+        seed=0,
+        save=None,
+    )
+    shapes = [g.cause.shape for g in findings(report)]
+    assert shapes[0] == "split-in-text" and "split-at-marker-edge" not in shapes, shapes
