@@ -49,6 +49,7 @@ from tcr.oracle import Check, Violation
 from tcr.rechunk import split_tokens_mended
 from tcr.shard import check_shard
 from tcr.signature import (
+    SHAPES,
     TIMEOUT,
     UNSPLIT,
     Signature,
@@ -755,19 +756,22 @@ def _shortest(
     Hypothesis shrinks the bytes a message is drawn from, and cannot always drop a part
     of a message without changing the finding; deleting characters can. The ground truth
     is of the text as generated, so a cut case has none (no check it needs is the target).
-    A split keeps the place it settled in: cutting the preamble a split falls in down to
-    nothing would move the split onto the marker after it, and make one bug two findings.
+    A split never moves to a more telling place than it settled in: cutting the preamble
+    a split falls in down to nothing would move it onto the marker after it, and make one
+    bug two findings (cutting the marker a split sits next to, so that it falls in text,
+    is fine).
     """
     bare = replace(case, truth=None)
     only = [Check(target.check)]
 
     proxy = bool(special_split(case.chunks, markers))
     settled = shape(case.chunks, checker.claim) if target.shape not in UNSPLIT else ""
+    telling = SHAPES.index(settled) if settled else 0
 
     def fails(chunks: Sequence[str]) -> bool:  # another text: its unsplit run must agree too
         if bool(special_split(chunks, markers)) != proxy:  # a cut it did not need, or lost
             return False
-        if settled and shape(chunks, checker.claim) != settled:
+        if settled and SHAPES.index(shape(chunks, checker.claim)) < telling:  # more telling
             return False
         if cuts_whole_token(chunks, checker.claim):  # characters deleted around a token
             return False

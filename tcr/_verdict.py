@@ -250,12 +250,14 @@ def difference_kind(
     name = type(mine).__name__
     if isinstance(mine, Text) and isinstance(reference, Text):
         # Text that ran on into the other side's next event stands for it; when both sides
-        # go on to the same kind of event, only the text differs (a duplicated prefix).
-        same_next = type(mine_next) is type(reference_next)
+        # go on to the same kind of event, only the text differs (a prefix emitted twice is
+        # one kind whatever follows it).
+        if mine_next is not None and type(mine_next) is type(reference_next):
+            return "Text differs"
         if mine.text.startswith(reference.text):
-            return f"missing {type(reference_next).__name__}" if not same_next else "extra Text"
+            return f"missing {type(reference_next).__name__}" if reference_next else "extra Text"
         if reference.text.startswith(mine.text):
-            return f"extra {type(mine_next).__name__}" if not same_next else "missing Text"
+            return f"extra {type(mine_next).__name__}" if mine_next else "missing Text"
         return "Text differs"
     if getattr(mine, "text", None) != getattr(reference, "text", None):
         return f"{name} differs"  # its reasoning text

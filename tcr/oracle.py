@@ -197,10 +197,17 @@ def _invariance(
     found = first_difference(trace, mine, reference, Check.INVARIANCE, "the whole run")
     if found is None:
         return []
-    if not found.dialect:  # two Texts differ, and no marker where they part says whose:
-        # the block they part inside does (text before a block that starts there is not its)
-        found = replace(found, dialect=dialect_at(trace.input, found.offset, starts=False))
+    if not found.dialect:  # two Texts differ, and no marker where they part says whose
+        found = replace(found, dialect=_parted_in(trace, found.offset))
     return [found]
+
+
+def _parted_in(trace: Trace, offset: int | None) -> str:
+    """The dialect of the block two shown texts part inside. Where the detector's events
+    carry raw spans, the offset is exact, and a block that starts there is not it: the
+    texts part in the text before it (a prefix emitted twice). Without, the offset only
+    approximates the input's, and a block starting there counts."""
+    return dialect_at(trace.input, offset, starts=not trace.has_raw)
 
 
 # --- no leak --------------------------------------------------------------------
@@ -466,7 +473,7 @@ def _expected_text(trace: Trace, placed: Sequence[Placed], want: str) -> list[Vi
     if got == want:
         return []
     at = common_prefix_length(got, want)
-    chunk, offset, dialect = len(trace.chunks), None, ""
+    chunk, offset, dialect, ended = len(trace.chunks), None, "", False
     for item in placed:  # the event that shows the character at ``at``
         event = item.event
         size = len(event.text if isinstance(event, Text) else getattr(event, "content", ""))
@@ -480,13 +487,16 @@ def _expected_text(trace: Trace, placed: Sequence[Placed], want: str) -> list[Vi
         # after a block is the same finding as text lost with none before it)
         last = placed[-1] if placed else None
         if last is not None and last.start is not None and last.event.raw is not None:
-            offset = last.start + len(last.event.raw)
+            offset, ended = last.start + len(last.event.raw), True
     message = (
         f"shown text differs at character {at}: "
         f"got {clip(got[at:])!r}, expected {clip(want[at:])!r}"
     )
     kind = _text_kind(got, want, at)
-    dialect = dialect or dialect_at(trace.input, offset) or opening_dialect(got[at:], want[at:])
+    # the block the texts part inside (``_parted_in``), or the one lost from where shown
+    # text ends; else the marker a leaked or a swallowed text starts with
+    inside = dialect_at(trace.input, offset) if ended else _parted_in(trace, offset)
+    dialect = dialect or inside or opening_dialect(got[at:], want[at:])
     return [
         violation(Check.EXPECTED, message, trace.input, chunk, offset, kind=kind, dialect=dialect)
     ]

@@ -148,10 +148,12 @@ def test_a_duplicate_is_told_in_the_dialect_of_its_first_copy() -> None:
     chunks = ["l[", '<tool_call>{"name": "f", "arguments": {}}</tool_call>']
     whole = run_trace(duplicates_flushed_prefix(), ["".join(chunks)])
     trace = run_trace(duplicates_flushed_prefix(), chunks)
-    duplicated, differs = check_trace(trace, whole=whole).violations
+    expectation = {"text": "l[", "calls": [{"name": "f", "arguments": {}}]}
+    duplicated, differs, shown = check_trace(trace, whole=whole, expectation=expectation).violations
     assert duplicated.kind == "duplicated" and duplicated.offset == 2
     assert duplicated.dialect == ""
-    assert (differs.check, differs.offset, differs.dialect) == ("invariance", 2, "")
+    assert (differs.check, differs.kind, differs.dialect) == ("invariance", "Text differs", "")
+    assert (shown.check, shown.kind, shown.dialect) == ("expected", "extra Text", "")
 
 
 def test_holding_everything_breaks_the_holdback_bound_at_the_first_step_over_it() -> None:
