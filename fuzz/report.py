@@ -83,7 +83,9 @@ def findings(report: FuzzReport) -> list[Grouped[Finding]]:
 def _signed(violation: Violation, finding: Finding, claim: Claim) -> Signature:
     found = signature(violation, finding.case.chunks, claim=claim)
     shape = dict(finding.shapes).get(found.key)
-    return replace(found, shape=shape) if shape and found.shape == WHOLE else found
+    # an unsplit shape of the shrunk case (its chunking found nothing more telling), or a
+    # failure of its unsplit run alone (an invariance finding's symptom: runner._finding)
+    return replace(found, shape=shape) if shape and WHOLE in (found.shape, shape) else found
 
 
 def render(report: FuzzReport, console: Console) -> None:

@@ -36,6 +36,7 @@ from pathlib import Path
 from tcr._runtime.pool import pickled_for_workers
 from tcr._runtime.state import STATE
 from tcr.claims import Claim
+from tcr.detector.core import StreamDetector
 from tcr.detector.loader import (
     REFERENCE,
     DetectorSpec,
@@ -44,6 +45,7 @@ from tcr.detector.loader import (
     resolve_detector,
 )
 from tcr.errors import FactoryError, TcrError
+from tcr.expectation import expectation_of
 from tcr.minimize import FLAKY, NotFailing, minimize_splits, minimize_text
 from tcr.oracle import Check, Violation
 from tcr.rechunk import split_tokens_mended
@@ -85,6 +87,7 @@ from .strategies import (
     pick_from,
     tools_from,
 )
+from .truth import Truth
 
 __all__ = ["BATCH", "DEFAULT_BUDGET_S", "DEFAULT_SAVE", "SHRINK_SECONDS", "run"]
 
@@ -702,9 +705,18 @@ def _finding(search: _Search, checker: CaseChecker, report: FuzzReport) -> Findi
     shapes: tuple[tuple[Signature, str], ...] = ()
     if not flaky and target.kind != TIMEOUT:
         # every check judges the shrunk case: the others it fails are its symptoms
-        judged, coarse = checker.keyed(case)
+        read = _read(case, checker.claim)
+        judged, coarse = checker.keyed(read)
         violations = judged or violations
         shapes = tuple((k.key, k.shape) for k in coarse if k.shape in UNSPLIT[1:])
+        if target.check == Check.INVARIANCE and len(case.chunks) > 1:
+            # where the chunking differs from a wrong unsplit run it may be the right one:
+            # the unsplit run's failures are its symptoms too (tcr.findings)
+            shown = {key(v) for v in violations}
+            unsplit, coarse = checker.keyed(replace(read, chunks=(read.text,)))
+            more = [(v, k) for v, k in zip(unsplit, coarse, strict=True) if key(v) not in shown]
+            violations = [*violations, *(v for v, _ in more)]
+            shapes += tuple((k.key, k.shape) for _, k in more)
     violation = next((v for v in violations if key(v) == target.key), violations[0])
     if flaky:
         violation = replace(violation, message=f"{violation.message} ({FLAKY})")
@@ -725,6 +737,25 @@ def _finding(search: _Search, checker: CaseChecker, report: FuzzReport) -> Findi
         count=search.counts.get(target, 1),
         shapes=shapes,
     )
+
+
+def _read(case: Case, claim: Claim) -> Case:
+    """``case``, or, where it has no truth (a mutation broke a block, shrinking cut its
+    text), the case with the reading of the reference restricted to ``claim`` as its truth.
+    Only to tell a finding's symptoms, never to find one (the reference is under test too):
+    a call left unterminated that a detector accepts fails ``expected`` unsplit, and a
+    chunking that rejects it is that run's symptom (``tcr.findings``), not a finding that
+    blames the split."""
+    if case.truth is not None:
+        return case
+    reference = StreamDetector(
+        case.tools,
+        dialects=claim.dialects,
+        empty_tools=claim.empty_tools,
+        tool_specs=case.tool_specs,
+    )
+    events = [*reference.feed(case.text), *reference.finish()]
+    return replace(case, truth=Truth.from_expectation(expectation_of(events).to_map()))
 
 
 def _symptoms(finding: Finding, checker: CaseChecker) -> list[Signature]:

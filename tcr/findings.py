@@ -231,5 +231,16 @@ def group(items: Sequence[T], runs: Sequence[Collection[Signature]] = ()) -> lis
         # wrong whole run); no cycle: each step is to an earlier check, or split to whole
         while folded.get(found) in named:
             found = folded[found]
+        primary = folded.get(found)
+        if primary is not None and _unsplit_behind(found, primary):
+            found = primary  # no finding of its own shows it: this one does
         causes.setdefault(cause(found), []).append(item)
     return [Grouped(c, tuple(found)) for c, found in causes.items()]
+
+
+def _unsplit_behind(found: Signature, primary: Signature) -> bool:
+    """Whether ``found`` is a chunking that differs from an unsplit run failing as
+    ``primary``: the whole run's finding, whether or not that failure was found alone."""
+    return (
+        found.check == Check.INVARIANCE and found.shape not in UNSPLIT and primary.shape in UNSPLIT
+    )

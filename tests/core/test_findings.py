@@ -129,6 +129,20 @@ def test_a_chunking_that_differs_from_a_wrong_whole_run_is_that_runs_symptom() -
     assert symptoms([{merged, leaked}]) == {}
 
 
+def test_it_is_that_runs_finding_even_where_no_finding_of_its_own_shows_the_whole_failure() -> None:
+    # fuzz shrank only the chunking's signature: its case is the only run showing both
+    accepted = sig("expected", "extra ToolCall", "hermes", WHOLE)
+    differs = sig("invariance", "Rejected instead of ToolCall", "hermes", "split-in-body")
+    (finding,) = group([Item(differs)], [{differs, accepted}])
+    assert str(finding.cause) == "expected/extra ToolCall@whole"
+    assert finding.name == "expected/extra ToolCall@whole in hermes"
+    assert [i.signature for i in finding.shown] == [differs]  # its reproducer, as shrunk
+    # a leak is no comparison with the whole run: still its split's finding
+    leaked = sig("no_leak", "<tool_call>", "hermes", "split-in-body")
+    (finding,) = group([Item(leaked)], [{leaked, accepted}])
+    assert str(finding.cause) == "split-in-body"
+
+
 def test_a_crash_is_its_own_finding_whatever_the_split() -> None:
     crash = sig("crash", "RuntimeError")
     assert [str(g.cause) for g in group([Item(MISSED), Item(crash)])] == [

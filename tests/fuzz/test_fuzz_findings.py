@@ -127,3 +127,24 @@ def test_a_split_that_settled_in_the_preamble_stays_there() -> None:
     )
     shapes = [g.cause.shape for g in findings(report)]
     assert shapes[0] == "split-in-text" and "split-at-marker-edge" not in shapes, shapes
+
+
+@pytest.mark.slow
+def test_a_chunking_right_where_the_unsplit_run_is_wrong_is_the_unsplit_runs_finding(
+    tmp_path: Path,
+) -> None:
+    # The parser drops the argument text that comes with a call's name: a whole call is
+    # rejected, and an unterminated one, its "{" dropped, is accepted with no arguments.
+    # A chunking that splits after the "{" rejects the unterminated call, rightly: it
+    # differs from the unsplit run (invariance) and used to be a third finding, blaming
+    # the split. Its shrunk case is cut (no truth of its own): the reference's reading
+    # tells that the unsplit run is the wrong one.
+    detector = "parsers.shapes:arguments_dropped_hermes"
+    report = run(detector=detector, max_examples=2000, seed=0, save=tmp_path)
+    causes = [str(g.cause) for g in findings(report)]
+    assert causes == [
+        "expected/Rejected instead of ToolCall@whole",
+        "expected/extra ToolCall@whole",
+    ], causes
+    for found in report.findings:
+        replays_to_its_signature(found)

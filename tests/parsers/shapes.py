@@ -101,3 +101,11 @@ def buggy_hermes(tools: Collection[str] | None = None) -> IncrementalCallDetecto
 
 
 buggy_hermes.tcr_claim = CLAIM  # type: ignore[attr-defined]
+
+
+def arguments_dropped_hermes(tools: Collection[str] | None = None) -> IncrementalCallDetector:
+    """The parser with one bug on: the argument text that comes with a call's name is lost."""
+    return hermes_factory(bugs=[Bug.ARGUMENTS_WITH_NAME_DROPPED])(tools)
+
+
+arguments_dropped_hermes.tcr_claim = CLAIM  # type: ignore[attr-defined]
