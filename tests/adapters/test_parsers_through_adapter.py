@@ -191,3 +191,21 @@ def test_replay_of_the_hermes_recordings_finds_nothing_in_the_correct_parser() -
 def test_replay_of_the_hermes_recordings_reports_each_bug(bug: Bug, checks: set[Check]) -> None:
     report = run(HERMES_RECORDINGS, detector=hermes_factory(bugs=(bug,)))
     assert {failure.violation.check for _, failure in report.failures} == checks
+
+
+@pytest.mark.parametrize("name", ['""', '" "'])
+def test_a_call_with_a_blank_name_is_no_call(name: str) -> None:
+    # found by `tcr fuzz --detector parsers.shapes:correct_hermes --budget 60s --seed 0`:
+    # the parser took {"name": ""} for a call, and its adapter rejected it at the end of the
+    # message, so the text around the block ran together into "<tool_call>"
+    from tcr.replay import check_chunks
+
+    text = f'<tool_call<tool_call>{{"name":{name},"":{{}}}}</tool_call>>'
+    for chunks in ([text], list(text)):
+        verdict = check_chunks(
+            chunks,
+            detector="parsers.shapes:correct_hermes",
+            dialects=["hermes"],
+            empty_tools="text",
+        )
+        assert verdict.ok, verdict.violations

@@ -275,7 +275,7 @@ class HermesParser:
                 return  # not yet known whether it has the streamed shape
             found = _STREAMED.match(block.body.head)
             name = None if found is None else json.loads(f'"{found[1]}"')
-            if name is None or (self.tools is not None and name not in self.tools):
+            if not (name and name.strip()) or (self.tools is not None and name not in self.tools):
                 block.streams = False  # parsed when it closes
                 return
             block.arguments_start = block.scanned = found.end()  # type: ignore[union-attr]
@@ -302,7 +302,8 @@ def _call_of(body: str) -> tuple[str, dict[str, object]] | None:
         return None
     if isinstance(parsed, dict) and isinstance(parsed.get("function"), dict):
         parsed = parsed["function"]  # the OpenAI shape: {"type": "function", "function": {…}}
-    if not isinstance(parsed, dict) or not isinstance(parsed.get("name"), str):
+    name = parsed.get("name") if isinstance(parsed, dict) else None
+    if not isinstance(name, str) or not name.strip():  # no name, or a blank one: no call
         return None
     arguments = parsed.get("arguments", parsed.get("parameters", {}))
     if isinstance(arguments, str):  # arguments as JSON text
@@ -310,7 +311,7 @@ def _call_of(body: str) -> tuple[str, dict[str, object]] | None:
             arguments = json.loads(arguments) if arguments.strip() else {}
         except ValueError:
             return None
-    return (parsed["name"], arguments) if isinstance(arguments, dict) else None
+    return (name, arguments) if isinstance(arguments, dict) else None
 
 
 def _scan_value(block: _Block) -> None:
