@@ -193,18 +193,20 @@ def test_replay_of_the_hermes_recordings_reports_each_bug(bug: Bug, checks: set[
     assert {failure.violation.check for _, failure in report.failures} == checks
 
 
-@pytest.mark.parametrize("name", ['""', '" "'])
-def test_a_call_with_a_blank_name_is_no_call(name: str) -> None:
-    # found by `tcr fuzz --detector parsers.shapes:correct_hermes --budget 60s --seed 0`:
-    # the parser took {"name": ""} for a call, and its adapter rejected it at the end of the
-    # message, so the text around the block ran together into "<tool_call>"
+@pytest.mark.parametrize("body", ['"name":"","":{}', '"name":" "', '"name":"search","":{}'])
+def test_a_blank_name_or_arguments_missing_beside_other_keys_is_no_call(body: str) -> None:
+    # found by `tcr fuzz --detector parsers.shapes:correct_hermes --budget 60s` (seeds 0,
+    # 1): the parser took {"name": ""} for a call, and {"name": "search", "": {}} for one
+    # without arguments, where the reference shows the block's body; and the text around a
+    # block its adapter rejected at the end ran together into "<tool_call>"
     from tcr.replay import check_chunks
 
-    text = f'<tool_call<tool_call>{{"name":{name},"":{{}}}}</tool_call>>'
+    text = f"<tool_call<tool_call>{{{body}}}</tool_call>>"
     for chunks in ([text], list(text)):
         verdict = check_chunks(
             chunks,
             detector="parsers.shapes:correct_hermes",
+            tools=["search"],
             dialects=["hermes"],
             empty_tools="text",
         )

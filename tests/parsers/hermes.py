@@ -305,6 +305,8 @@ def _call_of(body: str) -> tuple[str, dict[str, object]] | None:
     name = parsed.get("name") if isinstance(parsed, dict) else None
     if not isinstance(name, str) or not name.strip():  # no name, or a blank one: no call
         return None
+    if not {"arguments", "parameters"} & parsed.keys() and parsed.keys() - {"name", "type", "id"}:
+        return None  # no arguments means none only in a bare {"name": …} (the reference's rule)
     arguments = parsed.get("arguments", parsed.get("parameters", {}))
     if isinstance(arguments, str):  # arguments as JSON text
         try:
