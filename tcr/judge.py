@@ -190,11 +190,15 @@ class Judge:
         block's content), per marker: a detector showing them too leaks nothing."""
         if self.leak is None:
             return {}
-        counts: dict[str, int] = {}
+        pieces: list[str] = []
         for event in self.reference:
             shown = event.text if isinstance(event, Text) else getattr(event, "content", "")
-            for match in self.leak.finditer(shown if isinstance(shown, str) else ""):
-                counts[match.group()] = counts.get(match.group(), 0) + 1
+            pieces.append(shown if isinstance(shown, str) else "")
+        # as a client shows it, one after the other: text on both sides of a call may run
+        # together (an adapter's calls come when they complete, after the text that follows)
+        counts: dict[str, int] = {}
+        for match in self.leak.finditer("".join(pieces)):
+            counts[match.group()] = counts.get(match.group(), 0) + 1
         return counts
 
     def trace(self, chunks: Sequence[str], *, states: bool = False) -> Trace:

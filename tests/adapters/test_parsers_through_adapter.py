@@ -211,3 +211,21 @@ def test_a_blank_name_or_arguments_missing_beside_other_keys_is_no_call(body: st
             empty_tools="text",
         )
         assert verdict.ok, verdict.violations
+
+
+def test_text_on_both_sides_of_a_call_may_run_together_as_the_reference_shows_it() -> None:
+    # found by `tcr fuzz --detector parsers.shapes:correct_hermes --budget 60s` (seeds 1,
+    # 2): the adapter completes a call at the end, after the text that follows it, so
+    # "<tool_call" before the block and ">" after it run together; the reference shows
+    # the same characters to a client, one after the other: no leak
+    from tcr.replay import check_chunks
+
+    text = '<tool_call<tool_call>{"name":"s","arguments":{}}</tool_call>>'
+    for chunks in ([text], list(text)):
+        verdict = check_chunks(
+            chunks,
+            detector="parsers.shapes:correct_hermes",
+            dialects=["hermes"],
+            empty_tools="text",
+        )
+        assert verdict.ok, verdict.violations
