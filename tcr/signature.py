@@ -284,7 +284,8 @@ def _blocks_read(text: str, dialects: frozenset[str] | None) -> tuple[_Block, ..
     ``<tool_call>`` in reasoning, a ``</tool_call>`` in a string) it is body, and outside
     any block (a fence or a ``</think>`` in prose, another dialect's markup) it is text.
     A block cut off by the end of ``text`` ends in the part of a closing marker it has.
-    Markers of one character (a bare ``[`` or ``{``) are body: nothing falls inside them.
+    A block that opens with one character (a bare ``[``) has its head as its opener
+    (``_head_at``); other markers of one character are body: nothing falls inside them.
     """
     detector = StreamDetector(dialects=dialects)
     blocks: list[_Block] = []
@@ -293,7 +294,7 @@ def _blocks_read(text: str, dialects: frozenset[str] | None) -> tuple[_Block, ..
         raw = event.text if isinstance(event, Text) else event.raw or ""
         dialect = None if isinstance(event, Text) else BY_ID.get(event.format)
         if dialect is not None and raw:
-            opener = _marker_at(raw, dialect.opens, start=True)
+            opener = _marker_at(raw, dialect.opens, start=True) or _head_at(raw, dialect)
             closer = _marker_at(raw[len(opener) :], dialect.closes, start=False)
             end = at + len(raw)
             blocks.append(_Block(at, at + len(opener), end - len(closer), end, dialect.id))
@@ -360,6 +361,18 @@ def _marker_at(raw: str, markers: Sequence[str], *, start: bool) -> str:
         key=len,
         default="",
     )
+
+
+def _head_at(raw: str, dialect: Dialect) -> str:
+    """The opener of a block that opens with one character (a bare ``[`` at message
+    start): that character is a marker only once the characters after it say a call
+    begins, so its opener is its head (``Head.done``'s match, else as far as ``viable``
+    goes) and at least the character after it, which settles a body that is no call's."""
+    head = dialect.head
+    if head is None or not any(len(m) == 1 and raw.startswith(m) for m in dialect.opens):
+        return ""
+    match = head.done.match(raw) or head.viable.match(raw)
+    return raw[: max(2, 0 if match is None else match.end())]
 
 
 def _where(split: int, places: _Places) -> str:

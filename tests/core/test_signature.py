@@ -84,6 +84,13 @@ def test_a_signature_is_hashable_and_equal_by_value() -> None:
         # a block that closes by balance (a bare array at message start) has a body
         (['[{"a": "\\', '"}]'], "split-in-body"),
         (['<|tool_call|>[{"name": "s", "arguments": {"\\', '"": 0}}] ok'], "split-in-body"),
+        # a bare "[" is a marker once what follows says a call begins: its head opens
+        (["[", "get_weather(city='Paris')]"], "split-in-opener"),
+        (["[get_wea", "ther(city='Paris')]"], "split-in-opener"),
+        (["[get_weather(", "city='Paris')]"], "split-at-marker-edge"),
+        (["[get_weather(ci", "ty='Paris')]"], "split-in-body"),
+        (["[", '{"name": "s", "arguments": {}}]'], "split-in-opener"),
+        ([" [", "2]"], "split-in-opener"),  # the character after "[" settles it: no call
     ],
 )
 def test_shape_says_where_the_split_falls(chunks: list[str], expected_shape: str) -> None:
