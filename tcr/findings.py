@@ -32,9 +32,10 @@ from typing import Generic, Protocol, TypeVar
 from tcr._verdict import Check
 from tcr.signature import PROXY_ONLY, UNSPLIT, WHOLE, Signature
 
-__all__ = ["Cause", "Grouped", "cause", "group", "symptoms"]
+__all__ = ["Cause", "Grouped", "cause", "group", "shrunk", "symptoms"]
 
 _ORDER = {check.value: i for i, check in enumerate(Check)}
+SHOWN_DIALECTS = 5  # a finding's dialects shown with a reproducer each; the rest counted
 
 
 class _Signed(Protocol):
@@ -88,13 +89,14 @@ class Grouped(Generic[T]):
     def shown(self) -> tuple[T, ...]:
         """One item per dialect, in the order the dialects were found, those a real engine's
         chunking shows first (not only when a proxy re-chunks): of a dialect's signatures, the
-        first check's (conservation, invariance, … as ``Check`` lists them)."""
+        first check's (conservation, invariance, … as ``Check`` lists them); at most
+        ``SHOWN_DIALECTS`` of them (``rest`` counts the others)."""
         best: dict[str, T] = {}
         for item in self.items:
             dialect = item.signature.dialect
             if dialect not in best or _rank(item) < _rank(best[dialect]):
                 best[dialect] = item
-        return tuple(sorted(best.values(), key=lambda i: i.signature.proxy))
+        return tuple(sorted(best.values(), key=lambda i: i.signature.proxy))[:SHOWN_DIALECTS]
 
     @property
     def name(self) -> str:
@@ -244,3 +246,17 @@ def _unsplit_behind(found: Signature, primary: Signature) -> bool:
     return (
         found.check == Check.INVARIANCE and found.shape not in UNSPLIT and primary.shape in UNSPLIT
     )
+
+
+def shrunk(before: int, after: int, unit: str) -> str:
+    """``from 40 to 12 characters``; a count that did not go down is told as it is (a
+    shorter text may need a split point more to fail the same way)."""
+    if after < before:
+        return f"from {before} to {_counted(after, unit)}"
+    if after == before:
+        return f"keeping its {_counted(after, unit)}"
+    return f"to {_counted(after, unit)} (the case as found had {before})"
+
+
+def _counted(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"

@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tcr.findings import cause, group, symptoms
+from tcr.findings import SHOWN_DIALECTS, cause, group, symptoms
 from tcr.signature import AT_END, IN_STRING, SHAPES, UNSPLIT, WHOLE, Signature
 
 OPENER = "split-in-opener"
@@ -202,3 +202,16 @@ def test_a_split_only_a_proxy_makes_is_the_same_finding_and_says_where() -> None
     )
     (proxied,) = group([Item(token), Item(replace(token, dialect="hermes"))])
     assert proxied.name.endswith("in 2 dialects (only when a proxy re-chunks)")
+
+
+def test_a_finding_in_many_dialects_shows_a_few_and_counts_the_rest() -> None:
+    # per_chunk_markers misses every dialect's opener: a reproducer line per dialect was
+    # 31 lines of one finding; the first few are shown, the others counted
+    dialects = [f"d{i}" for i in range(12)]
+    (finding,) = group([Item(replace(MISSED, dialect=d)) for d in dialects])
+    assert [i.signature.dialect for i in finding.shown] == dialects[:SHOWN_DIALECTS]
+    assert finding.rest("--json") == (
+        f"its {12 - SHOWN_DIALECTS} other signatures: invariance {12 - SHOWN_DIALECTS}"
+        " (--json lists each)"
+    )
+    assert finding.name.endswith("in 12 dialects")
