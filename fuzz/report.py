@@ -14,7 +14,7 @@ from tcr import sarif
 from tcr._runtime import junit
 from tcr._runtime.report_files import write_sarif_log
 from tcr.claims import EVERYTHING, Claim
-from tcr.findings import Grouped, group
+from tcr.findings import Grouped, group, shrunk
 from tcr.oracle import Check, Violation
 from tcr.signature import PROXY_NOTE, WHOLE, Signature, signature
 
@@ -154,16 +154,6 @@ def _render_cause(finding: Grouped[Finding], console: Console) -> None:
     rest = finding.rest("--sarif")
     if rest:
         console.print(f"  {escape(rest)}", soft_wrap=True, highlight=False)
-
-
-def shrunk(before: int, after: int, unit: str) -> str:
-    """``from 40 to 12 characters``; a count that did not go down is told as it is (a
-    shorter text may need a split point more to fail the same way)."""
-    if after < before:
-        return f"from {before} to {_plural(after, unit)}"
-    if after == before:
-        return f"keeping its {_plural(after, unit)}"
-    return f"to {_plural(after, unit)} (the case as found had {before})"
 
 
 def _scale_out(report: FuzzReport) -> list[str]:

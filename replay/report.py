@@ -18,7 +18,7 @@ from tcr import sarif
 from tcr._runtime import junit
 from tcr._runtime.report_files import write_sarif_log
 from tcr.corpora import ROOT
-from tcr.findings import Grouped
+from tcr.findings import Grouped, shrunk
 from tcr.oracle import CHECKS, Check
 from tcr.signature import PROXY_NOTE, PROXY_ONLY, TIMEOUT
 
@@ -211,6 +211,17 @@ def short_path(path: str) -> str:
         return path
 
 
+def print_table(console: Console, table: Table) -> None:
+    """``table``, piped at its natural width: the guessed one (80, or a terminal's on
+    stdin) folds paths and names across lines."""
+    guessed = console.width
+    if not console.is_terminal:
+        natural = console.measure(table, options=console.options.update_width(10_000)).maximum
+        console.width = max(guessed, natural)
+    console.print(table)
+    console.width = guessed
+
+
 def _render_table(report: Report, console: Console) -> None:
     """Every run in a row: recording, strategy, runs, characters, result, time."""
     table = Table(title="tcr replay", title_justify="left", show_lines=False)
@@ -234,9 +245,14 @@ def _render_table(report: Report, console: Console) -> None:
         if o.incomplete:
             result += " [dim](incomplete recording)[/]"
         table.add_row(
-            escape(o.path), o.strategy, str(o.runs), f"{o.chars:,}", result, f"{o.seconds:.2f}s"
+            escape(short_path(o.path)),
+            o.strategy,
+            str(o.runs),
+            f"{o.chars:,}",
+            result,
+            f"{o.seconds:.2f}s",
         )
-    console.print(table)
+    print_table(console, table)
 
 
 def _plural(n: int, word: str) -> str:
@@ -312,7 +328,7 @@ def _render_failure(console: Console, outcome: Outcome, failure: Failure) -> Non
         console.print("  not shrunk (each try could take the whole time limit); reproduce with:")
     else:
         console.print(
-            f"  shrunk from {failure.original_splits} to {len(failure.splits)} split points; "
+            f"  shrunk {shrunk(failure.original_splits, len(failure.splits), 'split point')}; "
             "reproduce with:"
         )
     console.print(f"    {escape(failure.reproducer)}", soft_wrap=True, highlight=False)

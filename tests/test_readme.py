@@ -49,7 +49,11 @@ def test_worked_example_output_is_what_tcr_prints() -> None:
     reproducer = failure.reproducer.replace(str(path), "corpora/recorded/" + path.name)
     assert reproducer.split(" --rechunk ")[1] in readme
     assert f"chunks = {list(failure.chunks)!r}" in readme
-    assert f"shrunk from {failure.original_splits} to {len(failure.splits)} split points" in readme
+    from tcr.findings import shrunk
+
+    assert (
+        f"shrunk {shrunk(failure.original_splits, len(failure.splits), 'split point')};" in readme
+    )
 
 
 def test_readme_names_the_main_job_command() -> None:
@@ -65,3 +69,10 @@ def test_readme_dialect_table_is_the_registry() -> None:
     assert table == markdown_table(), (
         "README.md's dialect table is not the registry's: paste `tcr dialects --markdown` in"
     )
+
+
+def test_readme_holdback_bound_is_the_detector_s() -> None:
+    from tcr.detector import HOLDBACK_BOUND
+
+    said = re.search(r"outside a block at most (\d+) characters", README.read_text("utf-8"))
+    assert said is not None and int(said.group(1)) == HOLDBACK_BOUND

@@ -41,7 +41,7 @@ claim, replay restates an expectation only when it is the full reference's.
 
 \b
 Examples:
-  tcr bless corpora/recorded/weather.msgpack
+  tcr bless corpora/recorded/tool_call_tag_json.msgpack
   tcr bless corpora/ --dry-run                # the diffs, nothing written
   tcr bless .tcr/found/ --detector mypkg.parser:make_detector
   tcr bless .tcr/found/ --dialect hermes     # what the reference restricted to hermes shows

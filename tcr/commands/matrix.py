@@ -286,6 +286,8 @@ def _shown(cell: Cell) -> str:
 
 def render(matrix: Matrix, console: Console) -> None:
     """The table, then every failing cell's findings with their reproducers, then a summary."""
+    from tcr.replay.report import print_table
+
     table = Table(title="tcr matrix", title_justify="left")
     table.add_column("dialect")
     table.add_column("recordings", justify="right")
@@ -294,13 +296,7 @@ def render(matrix: Matrix, console: Console) -> None:
     for row in matrix.rows:
         cells = [_shown(matrix.cell(row, column)) for column in matrix.columns]
         table.add_row(row, str(matrix.recordings.get(row, 0)), *cells)
-    # piped, at its natural width: the guessed one (80, or a terminal on stdin) folds names
-    guessed = console.width
-    if not console.is_terminal:
-        natural = console.measure(table, options=console.options.update_width(10_000)).maximum
-        console.width = max(guessed, natural)
-    console.print(table)
-    console.width = guessed
+    print_table(console, table)
     for (row, column), cell in matrix.cells.items():
         if not cell.findings:
             continue

@@ -186,6 +186,6 @@ def test_findings_go_to_a_folder_git_ignores_and_replay_reads_only_when_named(
     ],
 )
 def test_a_shrunk_count_is_told_as_it_went(before: int, after: int, said: str) -> None:
-    from tcr.fuzz.report import shrunk
+    from tcr.findings import shrunk
 
     assert shrunk(before, after, "character") == said

@@ -158,6 +158,16 @@ def test_verbose_shows_the_table(corpus: Path) -> None:
     assert lines[-1].endswith(": all checks pass")
 
 
+def test_verbose_shows_bundled_recordings_by_their_short_path_unfolded_when_piped() -> None:
+    path = ROOT / "regressions" / "split_marker_llama_server.msgpack"
+    code, lines = tcr(str(path), *QUICK, "-v")
+    assert code == EXIT_OK
+    rows = [line for line in lines if "split_marker_llama_server" in line]
+    assert len(rows) == 3  # original, whole, warm-cold: one line each
+    assert all("regressions/split_marker_llama_server.msgpack" in row for row in rows)
+    assert not any(str(ROOT.parent) in line for line in lines)
+
+
 def test_quiet_shows_the_summary_line_alone_when_all_pass(corpus: Path) -> None:
     code, lines = tcr("corpus", *QUICK, "-q")
     assert code == EXIT_OK
