@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TextIO
 
 from rich.console import Console
@@ -13,16 +13,29 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from .report import short_path
 
-__all__ = ["EVERY", "ReplayProgress"]
+__all__ = ["EVERY", "LONGEST", "ReplayProgress", "gaps"]
 
-EVERY = 5.0  # seconds between two plain progress lines
+EVERY = 5.0  # seconds before the first plain progress line, and between the first two
+LONGEST = 60.0  # the gap between two plain lines doubles up to this
+
+
+def gaps(every: float = EVERY, longest: float = LONGEST) -> Iterator[float]:
+    """The waits before each plain progress line: ``every`` twice, then doubling up to
+    ``longest``. A piped run is never silent for more than ``longest`` seconds, and a long
+    one stays short to read: 6 lines in 3 minutes, about 35 in half an hour."""
+    gap = every
+    yield gap
+    while True:
+        yield gap
+        gap = min(gap * 2, max(longest, every))
 
 
 class ReplayProgress:
     """``on_progress`` for ``tcr.replay.run``, as a context manager: on a terminal a transient
     bar; elsewhere a line such as ``tcr replay: 12/56 done, 40 s (regressions/a.msgpack)``
-    every ``every`` seconds (none for a run shorter than that), naming the recording last
-    reported: the one being replayed, or with ``--jobs`` the last one done."""
+    after ``every`` seconds, then at gaps that double up to a minute (``gaps``; none for a
+    run shorter than ``every``), naming the recording last reported: the one being
+    replayed, or with ``--jobs`` the last one done."""
 
     def __init__(
         self,
@@ -83,7 +96,9 @@ class ReplayProgress:
 
     def _tick(self) -> None:
         # A thread, not the callback: one recording may take minutes (shrinking a finding).
-        while not self.stopped.wait(self.every):
+        for gap in gaps(self.every):
+            if self.stopped.wait(gap):
+                return
             try:
                 print(self.line(), file=self.stream, flush=True)
             except (OSError, ValueError):  # stderr closed or gone: the replay goes on

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import io
+import itertools
 import time
 
-from tcr.replay.progress import EVERY, ReplayProgress
+from tcr.replay.progress import EVERY, LONGEST, ReplayProgress, gaps
 
 
 def test_progress_line_says_how_many_are_done_and_for_how_long() -> None:
@@ -52,3 +53,12 @@ def test_a_closed_stream_stops_the_progress_lines_not_the_replay() -> None:
         stream.close()
         advance("corpus/a.msgpack", 0, 1)
         time.sleep(0.05)
+
+
+def test_the_gap_between_plain_lines_doubles_up_to_a_minute() -> None:
+    # a piped run stays short to read however long it takes (issue 15: at most 25 lines
+    # for a passing replay), and is never silent for more than a minute
+    assert list(itertools.islice(gaps(5, 60), 8)) == [5, 5, 10, 20, 40, 60, 60, 60]
+    at = list(itertools.takewhile(lambda t: t <= 30 * 60, itertools.accumulate(gaps())))
+    assert sum(t <= 180 for t in at) <= 6 and len(at) <= 35
+    assert max(gaps_ for gaps_, _ in zip(gaps(), range(100), strict=False)) == LONGEST
