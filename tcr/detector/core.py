@@ -103,6 +103,14 @@ class StreamDetector:
         self.holdback_bound = self._lex.holdback_bound
         self.reset()
 
+    # The hot path holds and releases a marker's beginning itself, as _print and _emit
+    # would; a subclass that changes either (tcr.detector.broken) goes through them.
+    _fast_hold = True
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._fast_hold = cls._print is StreamDetector._print and cls._emit is StreamDetector._emit
+
     # -- public API -------------------------------------------------------
 
     def reset(self) -> None:
@@ -131,13 +139,34 @@ class StreamDetector:
     def feed(self, chunk: str) -> list[Event]:
         self._offset += len(chunk)
         if self._quiet:
-            # Hot path: no marker here, and none can begin in the tail (policy 2).
+            # Hot paths, printing past the start with no block (policy 2): a chunk in which
+            # no marker and no marker's beginning at its end can be is Text; a marker's
+            # beginning at the end, after what is held if anything, is held. A whole opener
+            # goes the long way, through _consume.
             lex = self._lex
-            t = None if lex.trigger_re is None else lex.trigger_re.search(chunk)
-            if t is None or (
-                lex.stop_re is not None and lex.stop_re.search(chunk, t.start()) is None
+            held = self._pending
+            if held:
+                s = held + chunk
+                stop = lex.stop_re.search(s) if lex.stop_re is not None else None
+            else:
+                if self._moves:
+                    self._moves = []
+                t = None if lex.trigger_re is None else lex.trigger_re.search(chunk)
+                if t is None:
+                    return [Text(chunk)] if chunk else []
+                s = chunk
+                stop = None if lex.stop_re is None else lex.stop_re.search(chunk, t.start())
+                if stop is None:
+                    return [Text(chunk)]
+            if (stop is None and held) or (
+                self._fast_hold
+                and stop is not None
+                and stop.end() == len(s)
+                and lex.opener_re is not None
+                and lex.opener_re.search(s, stop.start()) is None
             ):
-                return [Text(chunk)] if chunk else []
+                return self._hold(s, len(s) if stop is None else stop.start())
+            self._quiet = False
         if self._moves:
             self._moves = []
         block = self._block
@@ -147,11 +176,33 @@ class StreamDetector:
             return []
         out: list[Event] = []
         self._consume(chunk, out)
-        # Printing with nothing held and no move to report: the next feed may take the hot path.
+        # Printing past the start, nothing held but a marker's beginning: the next feed may
+        # take the hot path (for a subclass that changes _print or _emit: nothing held and no
+        # move to report).
         self._quiet = (
-            self._block is None and not self._pending and not self._at_start and not self._moves
+            self._block is None
+            and not self._at_start
+            and (
+                (not self._pending or self._fsm is FSM.MATCHING_PREFIX)
+                if self._fast_hold
+                else not (self._pending or self._moves)
+            )
         )
         return out
+
+    def _hold(self, s: str, at: int) -> list[Event]:
+        """The hot path's end: ``s[:at]`` prints and the rest, a marker's beginning, is held,
+        with the moves _print would make."""
+        held = self._pending
+        self._moves = ["flush"] if held and at else []
+        if at < len(s):
+            if at or not held:
+                self._moves.append("prefix")
+            self._fsm = FSM.MATCHING_PREFIX
+        else:
+            self._fsm = FSM.PRINTING
+        self._pending = s[at:]
+        return [Text(s[:at])] if at else []
 
     def finish(self) -> list[Event]:
         """End of message: nothing stays held (policy 5)."""
