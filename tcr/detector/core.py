@@ -176,17 +176,13 @@ class StreamDetector:
             return []
         out: list[Event] = []
         self._consume(chunk, out)
-        # Printing past the start, nothing held but a marker's beginning: the next feed may
-        # take the hot path (for a subclass that changes _print or _emit: nothing held and no
-        # move to report).
+        # Printing past the start (anything held there is a marker's beginning): the next
+        # feed may take the hot path (for a subclass that changes _print or _emit: only with
+        # nothing held and no move to report).
         self._quiet = (
             self._block is None
             and not self._at_start
-            and (
-                (not self._pending or self._fsm is FSM.MATCHING_PREFIX)
-                if self._fast_hold
-                else not (self._pending or self._moves)
-            )
+            and (self._fast_hold or not (self._pending or self._moves))
         )
         return out
 
