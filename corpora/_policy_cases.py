@@ -222,7 +222,7 @@ POLICY_CASES: tuple[Case, ...] = (
             'Policy 7 and PR #879: with tool_choice "none" no tool is declared, yet Gemma wrote '
             "a call; it must be rejected and shown as text, not leak <|tool_call>."
         ),
-        dialect="gemma_special",
+        dialect="gemma4",
         via=GEMMA4,
         ask="Just tell me in words: is Paris usually rainy in May?",
         chunks=tokens(

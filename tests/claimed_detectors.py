@@ -30,6 +30,7 @@ __all__ = [
 
 # Mistral's markup, which none of these claims: ``[TOOL_CALLS]`` and a JSON array.
 _MISTRAL = re.compile(r"\[TOOL_CALLS\]\s*\[.*?\]\]?|\[TOOL_CALLS\]", re.DOTALL)
+_MISTRALS = ("mistral", "mistral_v13")  # what the alias bracket_tool_calls claims
 
 
 def hermes_only(tools: Sequence[str] | None = None) -> StreamDetector:
@@ -75,7 +76,7 @@ class _CallsUnclaimed(_Filter):
         at = 0
         for found in _MISTRAL.finditer(event.text):  # every byte accounted for in raw
             out += [Text(event.text[at : found.start()])] if found.start() > at else []
-            out.append(ToolCall("mistral_call", "{}", found.group(), "bracket_tool_calls"))
+            out.append(ToolCall("mistral_call", "{}", found.group(), "mistral"))
             at = found.end()
         return out + ([Text(event.text[at:])] if at < len(event.text) else [])
 
@@ -110,10 +111,10 @@ class _DropsMistral:
     tcr_claim = ("hermes",)
 
     def __init__(self, tools: Sequence[str] | None = None) -> None:
-        self._inner = StreamDetector(tools, dialects=["hermes", "bracket_tool_calls"])
+        self._inner = StreamDetector(tools, dialects=["hermes", "bracket_tool_calls"])  # an alias
 
     def _keep(self, events: list[Event]) -> list[Event]:
-        return [e for e in events if getattr(e, "format", None) != "bracket_tool_calls"]
+        return [e for e in events if getattr(e, "format", None) not in _MISTRALS]
 
     def feed(self, chunk: str) -> list[Event]:
         return self._keep(self._inner.feed(chunk))

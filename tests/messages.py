@@ -44,7 +44,7 @@ WEATHER = ToolCall("get_weather", args(city="Paris"))
 
 CASES: dict[str, tuple[str, list[object]]] = {
     **{d.id: (d.example.text, example_events(d)) for d in DIALECTS},
-    "bracket_tool_calls/array": (f"Calling. {MISTRAL_ARRAY} then", ["Calling. ", WEATHER, " then"]),
+    "mistral/array": (f"Calling. {MISTRAL_ARRAY} then", ["Calling. ", WEATHER, " then"]),
     "think/then_call": (
         f"{THINK}Let me check.\n{TOOL_CALL_JSON} Done.",
         [

@@ -12,7 +12,7 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 
 from tcr.detector.events import Text
-from tcr.detector.formats import FORMATS
+from tcr.detector.formats import BY_ID, FORMATS
 from tcr.detector.machine import TRANSITIONS
 
 from .model import Run
@@ -83,6 +83,19 @@ class Target:
 
     def __str__(self) -> str:
         return f"{self.kind} {self.value}"
+
+    @property
+    def described(self) -> str:
+        """What the breakpoint picker shows: a format's engine parser names and example."""
+        record = BY_ID.get(self.value) if self.kind == "format" else None
+        if record is None:
+            return str(self)
+        engines = ", ".join(record.parser_names) or "no engine parser"
+        return f"{self} ({engines})  {_clip(record.example.block)!r}"
+
+
+def _clip(text: str, width: int = 48) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def targets() -> list[Target]:

@@ -112,7 +112,10 @@ class BreakpointScreen(ModalScreen[Target | None]):
         self.current = current
 
     def compose(self) -> ComposeResult:
-        options = [Option(str(target), id=str(index)) for index, target in enumerate(self.targets)]
+        options = [
+            Option(target.described, id=str(index))
+            for index, target in enumerate(self.targets)
+        ]
         with Vertical(id="breakpoint") as box:
             box.border_title = "Break where the FSM enters"
             yield OptionList(*options, id="targets")

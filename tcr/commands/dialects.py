@@ -8,7 +8,7 @@ import re
 import click
 
 from tcr.commands.options import json_option
-from tcr.dialects import DIALECTS, Closing, Dialect, DialectRow, rows
+from tcr.dialects import ALIASES, DIALECTS, Closing, Dialect, DialectRow, rows
 
 __all__ = ["dialects", "markdown_table"]
 
@@ -16,6 +16,7 @@ EPILOG = """\b
 Ids are what StreamDetector(dialects=...) takes; where an engine has a parser
 for a dialect, its name is listed (vLLM/SGLang --tool-call-parser, or the
 reasoning parser). Markers marked * are special tokens (one token to the model).
+An alias (llama3_json, ...) claims every id it stands for.
 
 \b
 Examples:
@@ -65,14 +66,26 @@ def _closes_on(d: Dialect) -> str:
 def markdown_table(records: tuple[Dialect, ...] = DIALECTS) -> str:
     """The README's dialect table, one row per registered dialect in registry order."""
     lines = [
-        "| dialect | opens on | closes on | body | engines' parsers |",
-        "|---|---|---|---|---|",
+        "| dialect | opens on | closes on | body | engines' parsers | example block |",
+        "|---|---|---|---|---|---|",
     ]
     for d in records:
         opens = " or ".join(map(_code, d.opens)) + ("" if d.anywhere else " at message start only")
         engines = ", ".join(f"`{name}`" for name in d.parser_names) or "-"
-        lines.append(f"| `{d.id}` | {opens} | {_closes_on(d)} | {_prose(d.summary)} | {engines} |")
-    return "\n".join(lines) + "\n"
+        lines.append(
+            f"| `{d.id}` | {opens} | {_closes_on(d)} | {_prose(d.summary)} | {engines} "
+            f"| {_code(d.example.block)} |"
+        )
+    return "\n".join(lines) + "\n\n" + _aliases("`") + "\n"
+
+
+def _aliases(quote: str = "") -> str:
+    """The aliases a claim may name, and the ids each stands for."""
+    each = (
+        f"{quote}{alias}{quote} = {' + '.join(f'{quote}{i}{quote}' for i in ids)}"
+        for alias, ids in ALIASES.items()
+    )
+    return "Aliases (claiming one claims every id it stands for): " + "; ".join(each) + "."
 
 
 @click.command(epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})
@@ -88,3 +101,4 @@ def dialects(as_json: bool, markdown: bool) -> None:
         click.echo(json.dumps([row.as_dict() for row in table], indent=2, ensure_ascii=False))
         return
     click.echo("\n\n".join("\n".join(_lines(row)) for row in table))
+    click.echo("\n" + _aliases())

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tcr.dialects import BY_ID, DIALECTS, Closing, Dialect
+from tcr.dialects import ALIASES, BY_ID, DIALECTS, Closing, Dialect
 from tcr.errors import TcrError, did_you_mean
 
 __all__ = [
@@ -96,27 +96,30 @@ def prefix_regex(words: Iterable[str]) -> re.Pattern[str] | None:
 def claimed(ids: Iterable[str] | None) -> tuple[Dialect, ...]:
     """The registered dialects with these ids, in registry order; ``None`` claims them all.
 
-    An unknown id, a bare string (its characters are no ids) or an empty claim is a
-    ``TcrError`` that lists the known ids.
+    An alias (``tcr.dialects.ALIASES``: ``llama3_json``, ``bracket_tool_calls``, …)
+    claims every id it stands for. An unknown id, a bare string (its characters are
+    no ids) or an empty claim is a ``TcrError`` that lists the known ids.
     """
     if ids is None:
         return DIALECTS
     if isinstance(ids, str):
-        known = ", ".join(BY_ID)
-        raise TcrError(f"dialects: a collection of ids, not the string {ids!r}; known: {known}")
+        raise TcrError(f"dialects: a collection of ids, not the string {ids!r}; known: {_KNOWN}")
     return _claimed(ids if isinstance(ids, frozenset) else frozenset(ids))
+
+
+_KNOWN = ", ".join(BY_ID)
 
 
 @functools.cache
 def _claimed(wanted: frozenset[str]) -> tuple[Dialect, ...]:  # made once per claim (per detector)
-    known = ", ".join(BY_ID)
     for dialect_id in sorted(wanted):
-        if dialect_id not in BY_ID:
-            hint = did_you_mean(dialect_id, BY_ID)
-            raise TcrError(f"unknown dialect {dialect_id!r}{hint}; known: {known}")
+        if dialect_id not in BY_ID and dialect_id not in ALIASES:
+            hint = did_you_mean(dialect_id, [*BY_ID, *ALIASES])
+            raise TcrError(f"unknown dialect {dialect_id!r}{hint}; known: {_KNOWN}")
     if not wanted:
-        raise TcrError(f"dialects: the claim names no dialect; known: {known}")
-    return tuple(d for d in DIALECTS if d.id in wanted)
+        raise TcrError(f"dialects: the claim names no dialect; known: {_KNOWN}")
+    ids = {i for w in wanted for i in ALIASES.get(w, (w,))}
+    return tuple(d for d in DIALECTS if d.id in ids)
 
 
 @dataclass(frozen=True, slots=True)

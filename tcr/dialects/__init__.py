@@ -29,6 +29,7 @@ from tcr.dialects._record import (
 )
 
 __all__ = [
+    "ALIASES",
     "BY_ID",
     "DIALECTS",
     "BodyError",
@@ -61,6 +62,7 @@ _FAMILIES = (
     "tools_tag",
     "fenced_json",
     "mistral_v11",
+    "mistral_v13",
     "mistral",
     "pythonic",
     "xlam",
@@ -101,6 +103,17 @@ def _load(family: str) -> Dialect:
 DIALECTS: tuple[Dialect, ...] = tuple(_load(family) for family in _FAMILIES)
 
 BY_ID: dict[str, Dialect] = {d.id: d for d in DIALECTS}
+
+
+# Claimable names that stand for several ids: an engine's parser that reads more than
+# one of them (``llama3_json``), and the names DESIGN.md's format table used before
+# the catalogue split them by family. A claim naming one claims them all.
+ALIASES: dict[str, tuple[str, ...]] = {
+    "llama3_json": ("python_tag", "bare_json"),
+    "tool_call_tag": ("hermes", "qwen3_coder", "glm45", "glm47"),
+    "bracket_tool_calls": ("mistral", "mistral_v13"),
+    "gemma_special": ("gemma4",),
+}
 
 
 def dialect(dialect_id: str) -> Dialect:

@@ -89,7 +89,7 @@ _expect = city_call(
 
 
 DIALECT = Dialect(
-    id="gemma_special",
+    id="gemma4",
     summary='Gemma 4 call:NAME{key:<|"|>v<|"|>,…}, or JSON',
     opens=(OPEN,),
     closes=(CLOSE,),
@@ -104,7 +104,7 @@ DIALECT = Dialect(
     ),
     grammars=(
         Grammar(
-            "gemma_special",
+            "gemma4",
             'Gemma 4 special-token call with <|"|> strings.',
             "What is the weather in Paris?",
             'sentence " <|tool_call>call:get_weather{city:<|\\"|>" word "<|\\"|>}<tool_call|>"',
@@ -113,10 +113,10 @@ DIALECT = Dialect(
     ),
     cases=(
         RegressionCase(
-            file="format_gemma_special.msgpack",
-            bug="format-gemma-special",
+            file="format_gemma4.msgpack",
+            bug="format-gemma4",
             note=(
-                'Dialect gemma_special: Gemma 4 writes call:NAME{key:<|"|>v<|"|>,…} between its '
+                'Dialect gemma4: Gemma 4 writes call:NAME{key:<|"|>v<|"|>,…} between its '
                 "special tokens, after a sentence of preamble."
             ),
             model="gemma4",

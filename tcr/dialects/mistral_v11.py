@@ -8,13 +8,13 @@ very example for Mistral-Small-3.2). mistral-common's ``InstructTokenizerV11``
 writes an ``[ARGS]`` control token (and ``[CALL_ID]ID``) between the name and the
 arguments; the text without it is what such a parser is handed. SGLang's
 ``mistral`` detector (python/sglang/srt/function_call/mistral_detector.py) reads
-the array and ``NAME[ARGS]{…}`` (dialect ``bracket_tool_calls``) but not this
+the array (dialect ``mistral``) and ``NAME[ARGS]{…}`` (``mistral_v13``) but not this
 form, so it is a dialect of its own, claimed apart.
 
 One call per ``[TOOL_CALLS]``: parallel calls repeat the marker, each a block
 that ends at the ``}`` balancing its arguments. It shares its opener with
-``bracket_tool_calls`` and owns the bodies that are a tool name then ``{``; it is
-registered first so that the other's catch-all does not take them.
+``mistral_v13`` and ``mistral`` and owns the bodies that are a tool name then ``{``;
+it is registered first so that ``mistral``'s catch-all does not take them.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from tcr.claims import EVERYTHING, Claim, read_claim
 from tcr.detector.core import StreamDetector
-from tcr.dialects import BY_ID
+from tcr.dialects import ALIASES, BY_ID
 from tcr.errors import TcrError
 
 
@@ -30,6 +30,28 @@ def test_shapes_a_user_may_write() -> None:
     assert Claim.of({"empty_tools": "text"}) == Claim(None, "text")
     assert Claim.of(None) is EVERYTHING
     assert Claim.of(hermes) is hermes
+
+
+@pytest.mark.parametrize("alias", sorted(ALIASES))
+def test_an_alias_claims_every_id_it_stands_for(alias: str) -> None:
+    assert alias not in BY_ID
+    assert Claim.of([alias]).dialects == frozenset(ALIASES[alias])
+    assert Claim.of([alias, "think"]).dialects == {*ALIASES[alias], "think"}
+
+
+def test_llama3_json_is_what_the_engines_parser_reads() -> None:
+    detector = StreamDetector(dialects=["llama3_json"])
+    text = '{"name": "f", "arguments": {}} then <|python_tag|>{"name": "g", "parameters": {}}'
+    events = [*detector.feed(text), *detector.finish()]
+    assert [(e.format, e.name) for e in events if hasattr(e, "name")] == [
+        ("bare_json", "f"),
+        ("python_tag", "g"),
+    ]
+
+
+def test_a_misspelt_alias_is_suggested() -> None:
+    with pytest.raises(TcrError, match=r"did you mean 'llama3_json'\?"):
+        Claim.of(["llama3_jsn"])
 
 
 def test_reasoning_is_the_think_dialect() -> None:

@@ -7,6 +7,7 @@ import json
 from click.testing import CliRunner
 
 from tcr.cli import main
+from tcr.commands.dialects import _code
 from tcr.dialects import BY_ID, DIALECTS, rows
 
 
@@ -41,6 +42,7 @@ def test_text_names_every_id_its_markers_and_engine_names() -> None:
         for name in d.parser_names:
             assert name in out
     assert "'<tool_call>'*" in out  # a special token is starred
+    assert out.rstrip().splitlines()[-1].startswith("Aliases (claiming one claims every id")
 
 
 def test_help_ends_with_examples() -> None:
@@ -59,8 +61,13 @@ def test_help_ends_with_examples() -> None:
 def test_markdown_is_one_table_row_per_id_in_registry_order() -> None:
     code, out = invoke("--markdown")
     assert code == 0, out
-    header, rule, *body = out.splitlines()
+    header, rule, *body, blank, aliases = out.splitlines()
     assert header.startswith("| dialect |") and set(rule) == {"|", "-"}
     assert [row.split(" | ")[0] for row in body] == [f"| `{d.id}`" for d in DIALECTS]
+    assert all(
+        row.endswith(f"| {_code(d.example.block)} |") for row, d in zip(body, DIALECTS, strict=True)
+    )
+    assert blank == "" and aliases.startswith("Aliases (claiming one claims every id")
+    assert "`llama3_json` = `python_tag` + `bare_json`" in aliases
     fenced = body[list(BY_ID).index("fenced_json")]
     assert "```` ```json\\n{ ````" in fenced  # a fence in a code span, its newline shown

@@ -100,10 +100,10 @@ def _fields(settings: Settings) -> dict[str, float]:
 
 
 def test_probe_holds_a_call_in_each_claimed_dialect_and_plain_text() -> None:
-    detector = StreamDetector(dialects=["hermes", "think", "bracket_tool_calls"])
-    text = probe(3000, claim=Claim(frozenset({"hermes", "think", "bracket_tool_calls"})))
+    detector = StreamDetector(dialects=["hermes", "think", "mistral"])
+    text = probe(3000, claim=Claim(frozenset({"hermes", "think", "mistral"})))
     events = [*detector.feed(text), *detector.finish()]
-    assert [e.format for e in events if isinstance(e, ToolCall)] == ["hermes", "bracket_tool_calls"]
+    assert [e.format for e in events if isinstance(e, ToolCall)] == ["hermes", "mistral"]
     assert [e.format for e in events if isinstance(e, Reasoning)] == ["think"]
     assert "quick brown fox" in "".join(e.text for e in events if isinstance(e, Text))
 

@@ -133,7 +133,7 @@ def test_dialect_at_names_blocks_as_the_reference_reads_them() -> None:
     assert dialect_at(text, 10) == "think"
     # a claim reads only its own markup: another dialect's is text, its blocks its own
     gemma = "a <|tool_call>call:f{}<tool_call|> b"
-    assert dialect_at(gemma, 5) == "gemma_special"
+    assert dialect_at(gemma, 5) == "gemma4"
     assert dialect_at(gemma, 5, frozenset({"hermes"})) == ""
     nested = f"<think>{HERMES}</think>"
     assert dialect_at(nested, 20) == "think"

@@ -402,7 +402,7 @@ def test_tools_tag_empty_array_is_not_a_call() -> None:
 
 def test_gemma4_call_with_a_string_argument() -> None:
     body = 'call:get_weather{city:<|"|>Paris<|"|>}'
-    assert parse_body("gemma_special", body) == [call("get_weather", city="Paris")]
+    assert parse_body("gemma4", body) == [call("get_weather", city="Paris")]
 
 
 def test_gemma4_every_kind_of_value() -> None:
@@ -414,71 +414,71 @@ def test_gemma4_every_kind_of_value() -> None:
         "f", key="string", n=3, x=-150.0, flag=True, off=False, none=None,
         obj={"a": "x"}, list=[1, "s", []],
     )  # fmt: skip
-    assert parse_body("gemma_special", body) == [expected]
+    assert parse_body("gemma4", body) == [expected]
 
 
 def test_gemma4_string_may_hold_commas_braces_quotes_and_newlines() -> None:
     text = "echo \"{a, b}\" [1]\nprint('x:y')"
     body = 'call:bash{command:<|"|>' + text + '<|"|>}'
-    assert parse_body("gemma_special", body) == [call("bash", command=text)]
+    assert parse_body("gemma4", body) == [call("bash", command=text)]
 
 
 def test_gemma4_several_calls_in_a_row() -> None:
     body = 'call:a{x:1}call:b{y:<|"|>z<|"|>}, call:c{}'
-    assert parse_body("gemma_special", body) == [call("a", x=1), call("b", y="z"), call("c")]
+    assert parse_body("gemma4", body) == [call("a", x=1), call("b", y="z"), call("c")]
 
 
 def test_gemma4_no_arguments() -> None:
-    assert parse_body("gemma_special", "call:get_time{}") == [call("get_time")]
+    assert parse_body("gemma4", "call:get_time{}") == [call("get_time")]
 
 
 def test_gemma4_name_with_dots_and_dashes() -> None:
     body = 'call:tools.shell-exec{cmd:<|"|>ls<|"|>}'
-    assert parse_body("gemma_special", body) == [call("tools.shell-exec", cmd="ls")]
+    assert parse_body("gemma4", body) == [call("tools.shell-exec", cmd="ls")]
 
 
 def test_gemma4_quoted_keys_and_json_strings() -> None:
     body = 'call:f{<|"|>user id<|"|>:7,note:"a \\"b\\""}'
-    assert parse_body("gemma_special", body) == [call("f", **{"user id": 7, "note": 'a "b"'})]
+    assert parse_body("gemma4", body) == [call("f", **{"user id": 7, "note": 'a "b"'})]
 
 
 def test_gemma4_white_space_between_tokens_is_allowed() -> None:
     body = "call:f{ a : 1 , b : [ 1 , 2 ] }"
-    assert parse_body("gemma_special", body) == [call("f", a=1, b=[1, 2])]
+    assert parse_body("gemma4", body) == [call("f", a=1, b=[1, 2])]
 
 
 def test_gemma4_json_call_body() -> None:
     body = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
-    assert parse_body("gemma_special", body) == [call("get_weather", city="Paris")]
+    assert parse_body("gemma4", body) == [call("get_weather", city="Paris")]
 
 
 def test_gemma4_unterminated_string_is_malformed() -> None:
-    assert rejection("gemma_special", 'call:f{a:<|"|>Paris}').reason == "malformed"
+    assert rejection("gemma4", 'call:f{a:<|"|>Paris}').reason == "malformed"
 
 
 def test_gemma4_unquoted_word_value_is_malformed() -> None:
-    assert rejection("gemma_special", "call:f{op:add}").reason == "malformed"
+    assert rejection("gemma4", "call:f{op:add}").reason == "malformed"
 
 
 def test_gemma4_missing_call_prefix_is_malformed() -> None:
-    assert rejection("gemma_special", "f{a:1}").reason == "malformed"
+    assert rejection("gemma4", "f{a:1}").reason == "malformed"
 
 
 def test_gemma4_name_with_a_space_is_malformed() -> None:
-    assert rejection("gemma_special", "call:bad name{a:1}").reason == "malformed"
+    assert rejection("gemma4", "call:bad name{a:1}").reason == "malformed"
 
 
 def test_gemma4_unclosed_object_is_malformed() -> None:
-    assert rejection("gemma_special", "call:f{a:1,b:{c:2}").reason == "malformed"
+    assert rejection("gemma4", "call:f{a:1,b:{c:2}").reason == "malformed"
 
 
 def test_gemma4_text_after_the_calls_is_malformed() -> None:
-    assert rejection("gemma_special", "call:f{a:1} and more").reason == "malformed"
+    assert rejection("gemma4", "call:f{a:1} and more").reason == "malformed"
 
 
 def test_gemma4_deep_nesting_is_malformed() -> None:
     body = "call:f{a:" + "[" * 10_000 + "]" * 10_000 + "}"
-    assert rejection("gemma_special", body).reason == "malformed"
+    assert rejection("gemma4", body).reason == "malformed"
 
 
 # --- fenced and bare JSON --------------------------------------------------------------
@@ -514,32 +514,33 @@ def test_mistral_array_of_calls() -> None:
         ' [{"name": "get_weather", "arguments": {"city": "Paris"}}, '
         '{"name": "get_time", "arguments": {}}]'
     )
-    assert parse_body("bracket_tool_calls", body) == [
+    assert parse_body("mistral", body) == [
         call("get_weather", city="Paris"),
         call("get_time"),
     ]
 
 
-def test_mistral_v11_name_then_args() -> None:
+def test_mistral_v13_name_then_args() -> None:
     body = 'get_weather[ARGS]{"city": "Paris"}'
-    assert parse_body("bracket_tool_calls", body) == [call("get_weather", city="Paris")]
+    assert parse_body("mistral_v13", body) == [call("get_weather", city="Paris")]
 
 
-def test_mistral_v11_with_a_call_id() -> None:
+def test_mistral_v13_with_a_call_id() -> None:
     body = 'get_weather[CALL_ID]a1b2c3d4e[ARGS]{"city": "Paris"}'
-    assert parse_body("bracket_tool_calls", body) == [call("get_weather", city="Paris")]
+    assert parse_body("mistral_v13", body) == [call("get_weather", city="Paris")]
 
 
-def test_mistral_v11_args_that_are_not_an_object_are_not_a_call() -> None:
-    assert rejection("bracket_tool_calls", "get_weather[ARGS][1]").reason == "not_a_call"
+def test_mistral_v13_args_that_are_not_an_object_are_not_a_call() -> None:
+    assert rejection("mistral_v13", "get_weather[ARGS][1]").reason == "not_a_call"
 
 
-def test_mistral_v11_invalid_args_json_is_malformed() -> None:
-    assert rejection("bracket_tool_calls", "get_weather[ARGS]{city: Paris}").reason == "malformed"
+def test_mistral_v13_invalid_args_json_is_malformed() -> None:
+    assert rejection("mistral_v13", "get_weather[ARGS]{city: Paris}").reason == "malformed"
 
 
-def test_mistral_prose_is_malformed() -> None:
-    assert rejection("bracket_tool_calls", "I would call get_weather").reason == "malformed"
+@pytest.mark.parametrize("dialect_id", ["mistral", "mistral_v13"])
+def test_mistral_prose_is_malformed(dialect_id: str) -> None:
+    assert rejection(dialect_id, "I would call get_weather").reason == "malformed"
 
 
 # --- Llama <|python_tag|> --------------------------------------------------------------
@@ -595,13 +596,13 @@ def test_python_tag_with_a_non_call_is_not_a_call() -> None:
 @pytest.mark.parametrize(
     ("format_id", "raw", "shown"),
     [
-        ("gemma_special", "<|tool_call>call:f{a:<tool_call|>", "call:f{a:"),
+        ("gemma4", "<|tool_call>call:f{a:<tool_call|>", "call:f{a:"),
         ("hermes", "<tool_call>{bad</tool_call>", "{bad"),
         ("hermes", "<tool_call>\n{bad}\n</tool_call>", "\n{bad}\n"),
         ("tools_tag", "<tools>[1, 2]</tools>", "[1, 2]"),
         ("fenced_json", '```json\n{"a": 1}\n```', '{"a": 1}\n'),
         ("fenced_json", '```xml\n{"a": 1}', '{"a": 1}'),
-        ("bracket_tool_calls", "[TOOL_CALLS]f[ARGS]{bad}", "f[ARGS]{bad}"),
+        ("mistral_v13", "[TOOL_CALLS]f[ARGS]{bad}", "f[ARGS]{bad}"),
         ("python_tag", "<|python_tag|>print(1)<|eom_id|>", "print(1)"),
         ("python_tag", "<|python_tag|>print(1)<|eot_id|>", "print(1)"),
         ("bare_json", '{"answer": 42}', '{"answer": 42}'),
@@ -615,11 +616,11 @@ def test_strip_markers_removes_the_format_markers(format_id: str, raw: str, show
 @pytest.mark.parametrize(
     ("format_id", "raw", "shown"),
     [
-        ("gemma_special", "<|tool_call>call:f{a:1", "call:f{a:1"),
+        ("gemma4", "<|tool_call>call:f{a:1", "call:f{a:1"),
         ("hermes", "<tool_call>{bad", "{bad"),
         ("tools_tag", "<tools>[1,", "[1,"),
         ("fenced_json", '```json\n{"a": ', '{"a": '),
-        ("bracket_tool_calls", "[TOOL_CALLS][{", "[{"),
+        ("mistral", "[TOOL_CALLS][{", "[{"),
         ("python_tag", '<|python_tag|>{"name": "f"', '{"name": "f"'),
         ("bare_json", '{"answer": ', '{"answer": '),
         ("think", "<think>hmm", "hmm"),
@@ -709,9 +710,9 @@ REAL_BODIES = [
     ("hermes", '{"name": "f", "arguments": {"city": "Paris", "n": [1, 2.5, {"a": null}]}}'),
     ("qwen3_coder", QWEN_CODER),
     ("glm45", 'f\n<arg_key>a</arg_key>\n<arg_value>{"b": [1]}</arg_value>\n'),
-    ("gemma_special", 'call:f{s:<|"|>a, {x}<|"|>,n:-1.5e2,t:true,o:{a:null},l:[1,[]]}call:g{}'),
+    ("gemma4", 'call:f{s:<|"|>a, {x}<|"|>,n:-1.5e2,t:true,o:{a:null},l:[1,[]]}call:g{}'),
     ("python_tag", '{"name": "a", "parameters": {"q": "x;y"}}; {"name": "b", "parameters": {}}'),
-    ("bracket_tool_calls", 'f[CALL_ID]abc[ARGS]{"city": "Paris"}'),
+    ("mistral_v13", 'f[CALL_ID]abc[ARGS]{"city": "Paris"}'),
     ("tools_tag", '[{"type": "function", "function": {"name": "a", "arguments": "{}"}}]'),
 ]
 edits = st.tuples(
@@ -807,7 +808,7 @@ gemma_values = st.recursive(
 def test_gemma4_rendering_round_trips(calls: list[tuple[str, dict[str, object]]]) -> None:
     body = "".join(f"call:{name}{gemma_text(arguments)}" for name, arguments in calls)
     expected = [ParsedCall(n, json.dumps(a, ensure_ascii=False)) for n, a in calls]
-    assert parse_body("gemma_special", body) == expected
+    assert parse_body("gemma4", body) == expected
 
 
 @given(calls=st.lists(st.tuples(names, argument_objects), min_size=1, max_size=3))

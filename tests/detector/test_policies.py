@@ -92,8 +92,8 @@ def test_seeded_detector_emits_what_a_cold_one_emits() -> None:
 def test_a_different_format_later_is_redetected() -> None:
     detector = StreamDetector(format="fenced_json")
     events = detector.feed("[TOOL_CALLS]f[ARGS]{}") + detector.finish()
-    assert events[0] == ToolCall("f", "{}", "[TOOL_CALLS]f[ARGS]{}", "bracket_tool_calls")
-    assert detector.format == "bracket_tool_calls"
+    assert events[0] == ToolCall("f", "{}", "[TOOL_CALLS]f[ARGS]{}", "mistral_v13")
+    assert detector.format == "mistral_v13"
 
 
 def test_reset_keeps_the_learned_format_and_clears_the_message() -> None:
@@ -203,9 +203,9 @@ def test_state_shows_the_block_being_read() -> None:
 @pytest.mark.parametrize(
     ("model", "fmt"),
     [
-        ("gemma-4-27b-it", "gemma_special"),
+        ("gemma-4-27b-it", "gemma4"),
         ("Qwen/Qwen2.5-7B-Instruct", "hermes"),
-        ("mistral-small-24b", "bracket_tool_calls"),
+        ("mistral-small-24b", "mistral"),
         ("Meta-Llama-3.1-8B-Instruct", "python_tag"),
         ("SmolLM2-135M-Instruct", None),
     ],

@@ -89,16 +89,16 @@ def test_a_body_that_is_not_name_then_object_is_refused(body: str, reason: str) 
 
 
 @pytest.mark.parametrize(
-    "text",
+    ("text", "dialect_id"),
     [
-        OPEN + '[{"name": "f", "arguments": {}}]',
-        OPEN + 'f[ARGS]{"a": 1}',
-        OPEN + 'f[CALL_ID]abc123XYZ[ARGS]{"a": 1}',
+        (OPEN + '[{"name": "f", "arguments": {}}]', "mistral"),
+        (OPEN + 'f[ARGS]{"a": 1}', "mistral_v13"),
+        (OPEN + 'f[CALL_ID]abc123XYZ[ARGS]{"a": 1}', "mistral_v13"),
     ],
 )
-def test_the_other_mistral_forms_stay_bracket_tool_calls(text: str) -> None:
+def test_the_other_mistral_forms_are_their_own_dialects(text: str, dialect_id: str) -> None:
     (call,) = run([text])
-    assert isinstance(call, ToolCall) and call.format == "bracket_tool_calls"
+    assert isinstance(call, ToolCall) and call.format == dialect_id
 
 
 def test_a_detector_claiming_only_the_compact_form_reads_it() -> None:
@@ -107,8 +107,11 @@ def test_a_detector_claiming_only_the_compact_form_reads_it() -> None:
     assert [e.format for e in events if isinstance(e, ToolCall)] == ["mistral_v11"] * 2
 
 
-def test_a_detector_claiming_only_bracket_tool_calls_rejects_the_compact_form() -> None:
-    detector = StreamDetector(dialects=["bracket_tool_calls"])
+@pytest.mark.parametrize("claim", [["mistral", "mistral_v13"], ["bracket_tool_calls"]])
+def test_a_detector_claiming_only_the_other_forms_rejects_the_compact_form(
+    claim: list[str],
+) -> None:
+    detector = StreamDetector(dialects=claim)
     (rejected,) = [*detector.feed(ADD), *detector.finish()]
     assert isinstance(rejected, Rejected) and rejected.reason == "malformed"
     assert rejected.content == 'add{"a": 3.5, "b": 4}'

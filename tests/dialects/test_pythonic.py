@@ -176,7 +176,7 @@ def test_a_json_answer_array_is_shown_verbatim() -> None:
 
 def test_tool_calls_at_message_start_is_mistrals_not_a_list() -> None:
     text = '[TOOL_CALLS][{"name": "f", "arguments": {}}]'
-    assert calls(same_under_every_chunking(text)) == [("bracket_tool_calls", "f", {})]
+    assert calls(same_under_every_chunking(text)) == [("mistral", "f", {})]
     # A tool named like the marker's first word is still a call list.
     assert calls(same_under_every_chunking("[TOOL_CALLS(x=1)]")) == [
         ("pythonic", "TOOL_CALLS", {"x": 1})

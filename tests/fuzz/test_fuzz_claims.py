@@ -38,7 +38,7 @@ def test_markup_that_opens_on_a_claimed_marker_is_not_written_as_text() -> None:
     assert repertoire.blocks == ("hermes",)
     # Qwen3-Coder XML and GLM bodies open on <tool_call> too: a hermes parser reads malformed blocks
     assert "qwen3_coder" not in repertoire.as_text and "glm45" not in repertoire.as_text
-    assert {"gemma_special", "tools_tag", "bracket_tool_calls", "think"} <= set(repertoire.as_text)
+    assert {"gemma4", "tools_tag", "mistral", "mistral_v13", "think"} <= set(repertoire.as_text)
     assert Repertoire.of().as_text == ()  # claiming everything, nothing is text
 
 
@@ -60,7 +60,7 @@ def test_unclaimed_markup_is_mixed_in_as_text() -> None:
             messages(claim=HERMES), lambda m: any(p.startswith(f"{dialect}/") for p in m.parts)
         )
 
-    mistral = written("bracket_tool_calls")
+    mistral = written("mistral")
     assert mistral.truth == Truth(text=mistral.text), mistral.parts
     think = written("think")
     assert think.truth == Truth(text=think.text), think.parts
@@ -178,7 +178,7 @@ def test_format_is_a_hidden_name_of_dialect(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "words"),
     [
-        (["--dialect", "klingon"], "unknown dialect 'klingon'; known: gemma_special"),
+        (["--dialect", "klingon"], "unknown dialect 'klingon'; known: gemma4"),
         (["--detector", "claimed_detectors:wrong_claim"], "dialects must be a list"),
     ],
 )

@@ -78,7 +78,7 @@ def test_white_space_inside_a_block_drops_the_truth() -> None:
     [
         "split_marker_llama_server.msgpack",
         "policy_09_several_blocks.msgpack",
-        "format_gemma_special.msgpack",
+        "format_gemma4.msgpack",
         "policy_08_json_answer_released_early.msgpack",
     ],
 )

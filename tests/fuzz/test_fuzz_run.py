@@ -191,8 +191,8 @@ def test_a_crashing_detector_is_a_crash_finding_with_exit_code_2() -> None:
     [
         ({"budget_s": 0}, "budget"),
         ({"max_examples": 0}, "max examples"),
-        ({"formats": ["klingon"]}, "unknown dialect 'klingon'; known: gemma_special, hermes"),
-        ({"dialects": ["klingon"]}, "unknown dialect 'klingon'; known: gemma_special, hermes"),
+        ({"formats": ["klingon"]}, "unknown dialect 'klingon'; known: gemma4, hermes"),
+        ({"dialects": ["klingon"]}, "unknown dialect 'klingon'; known: gemma4, hermes"),
         ({"dialects": []}, "names no dialect"),
         ({"dialects": ["hermes"], "formats": ["hermes"]}, "older name"),
         ({"empty_tools": "maybe"}, "empty_tools is 'maybe'; known: reject, text"),

@@ -17,7 +17,7 @@ from tcr.errors import EXIT_ERROR, EXIT_OK, EXIT_VIOLATION
 from tcr.replay.bless import bless, changes
 from tcr.tui import DebuggerApp
 
-BRACKET = ROOT / "regressions" / "format_bracket_array.msgpack"
+BRACKET = ROOT / "regressions" / "format_mistral.msgpack"
 HERMES = Claim(frozenset({"hermes"}))
 
 

@@ -142,7 +142,7 @@ def test_a_recording_made_on_the_endpoint_is_sent_as_recorded() -> None:
 
 
 def test_llama_cpp_recordings_are_sent_as_recorded_on_completion() -> None:
-    recording = read_recording(next(p for p in RECORDINGS if p.stem == "format_bracket_args"))
+    recording = read_recording(next(p for p in RECORDINGS if p.stem == "format_mistral_v13"))
     played = playback(recording, "completion")
     assert played.body == b"".join(
         f.data if isinstance(f.data, bytes) else b"" for f in recording.frames

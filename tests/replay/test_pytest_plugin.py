@@ -67,7 +67,7 @@ def test_without_a_corpus_the_plugin_adds_nothing(pytester: pytest.Pytester) -> 
     pytester.runpytest_subprocess().assert_outcomes(passed=1)
 
 
-BRACKET = ROOT / "regressions" / "format_bracket_array.msgpack"
+BRACKET = ROOT / "regressions" / "format_mistral.msgpack"
 
 
 def test_the_claim_option_judges_against_the_claim(pytester: pytest.Pytester) -> None:

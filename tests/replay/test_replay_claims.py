@@ -24,9 +24,9 @@ from tcr.oracle import Check
 from tcr.replay import run
 
 BRACKETS = [
-    ROOT / "regressions" / "format_bracket_array.msgpack",
-    ROOT / "regressions" / "format_bracket_args.msgpack",
-    ROOT / "recorded" / "bracket_tool_calls_array.msgpack",
+    ROOT / "regressions" / "format_mistral.msgpack",
+    ROOT / "regressions" / "format_mistral_v13.msgpack",
+    ROOT / "recorded" / "mistral.msgpack",
 ]
 QUICK = ["original", "whole"]
 # The broken detectors hold the whole message until finish(): holdback is not what they test.

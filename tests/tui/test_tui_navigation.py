@@ -142,3 +142,11 @@ def test_run_back_undoes_run_to_between_two_hits() -> None:
 def test_find(query: str, start: int, found: tuple[int, int] | None) -> None:
     text = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
     assert nav.find(text, query, start) == found
+
+
+def test_a_format_breakpoint_shows_its_engines_and_an_example() -> None:
+    described = {t.value: t.described for t in nav.targets()}
+    assert described["in_block"] == "state in_block"
+    assert described["hermes"].startswith("format hermes (hermes)  '<tool_call>")
+    assert described["tools_tag"].startswith("format tools_tag (no engine parser)  '<tools>")
+    assert all(len(text) < 120 for text in described.values())  # a line in the picker

@@ -20,6 +20,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from tcr.detector.events import Event, Reasoning, Rejected, Text, ToolCall
+from tcr.detector.formats import BY_ID
 from tcr.detector.machine import TRANSITIONS
 from tcr.replay.show import visible
 
@@ -142,6 +143,10 @@ def _state(rows: _Rows, run: Run, view: StepView) -> None:
             mark = ("●" if current else "○") + state.value.rsplit("_", 1)[-1]
             fsm.append((" " if number else "") + mark, rows.style("current" if current else "dim"))
     rows.add("format", after.format or "—", ("  block ", "dim"), after.block_format or "—")
+    record = BY_ID.get(after.block_format or "")
+    if record is not None:  # what the open block's dialect is, and which engines parse it
+        engines = ", ".join(record.parser_names) or "no engine parser"
+        rows.add("dialect", record.summary, (f"  ({engines})", "dim"))
     if after.pending is not None:
         rows.add("pending", f"{_tail(after.pending)!r} ({len(after.pending)})")
     if after.block is not None:
