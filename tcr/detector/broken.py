@@ -341,7 +341,7 @@ class BytewisePartialMarker(_Broken):
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self._lex = _bytewise(self._lex)
+        self._use(_bytewise(self._lex))
 
 
 def _factory(cls: type[_Broken], name: str) -> Callable[..., StreamDetector]:

@@ -29,6 +29,17 @@ DEFAULT_MAX_BLOCK = 1 << 20
 _NON_SPACE_RE = re.compile(r"\S")
 
 
+# The moves the hot path reports, as _print would (constants: nothing to allocate).
+_FLUSH = ("flush",)
+_PREFIX = ("prefix",)
+_FLUSH_PREFIX = ("flush", "prefix")
+
+
+def _never(text: str, start: int = 0) -> None:
+    """A search for a pattern the claim does not have: it never matches."""
+    return None
+
+
 def _hold_start(lex: Lexicon, s: str) -> int:
     """Where the longest tail of ``s`` that could still become a claimed opening marker begins.
 
@@ -94,14 +105,21 @@ class StreamDetector:
         self._schemas = parameter_schemas(specs)  # tool name -> its parameters' schemas
         self.format: str | None = format
         self.max_block = max_block
-        self._lex = lexicon(dialects)
+        self._use(lexicon(dialects))
         # The claim, ``None`` for all; a factory's claim attribute (DESIGN §5).
         self.dialects: frozenset[str] | None = None if dialects is None else self._lex.ids
         self.tcr_claim = claims.Claim(self.dialects, empty_tools)  # what tcr judges it against
         if empty_tools == "text" and self.tools == frozenset():
-            self._lex = NOTHING  # no tools offered: no tool parser runs
+            self._use(NOTHING)  # no tools offered: no tool parser runs
         self.holdback_bound = self._lex.holdback_bound
         self.reset()
+
+    def _use(self, lex: Lexicon) -> None:
+        """Read markers by ``lex``; the hot path's searches are bound once (feed() runs per
+        chunk)."""
+        self._lex = lex
+        self._stop = _never if lex.stop_re is None else lex.stop_re.search
+        self._opener = _never if lex.opener_re is None else lex.opener_re.search
 
     # The hot path holds and releases a marker's beginning itself, as _print and _emit
     # would; a subclass that changes either (tcr.detector.broken) goes through them.
@@ -120,7 +138,9 @@ class StreamDetector:
         self._at_start = True  # all content so far is white space: bare_json may open
         self._block: Block | None = None
         self._offset = 0
-        self._moves: list[str] = []  # state changes of the current feed() or finish()
+        # State changes of the current feed() or finish(): a list the long way appends to
+        # (after it empties it), a constant tuple from the hot path.
+        self._moves: list[str] | tuple[str, ...] = []
         self._quiet = False  # printing, nothing pending, past the start, no moves to clear
 
     @property
@@ -141,31 +161,37 @@ class StreamDetector:
         if self._quiet:
             # Hot paths, printing past the start with no block (policy 2): a chunk in which
             # no marker and no marker's beginning at its end can be is Text; a marker's
-            # beginning at the end, after what is held if anything, is held. A whole opener
-            # goes the long way, through _consume.
-            lex = self._lex
+            # beginning at the end, after what is held if anything, is held (the moves are
+            # _print's). A whole opener goes the long way, through _consume.
             held = self._pending
-            if held:
+            if held:  # a marker's beginning (MATCHING_PREFIX): only here is one held
                 s = held + chunk
-                stop = lex.stop_re.search(s) if lex.stop_re is not None else None
+                stop = self._stop(s)
+                if stop is None:  # it was none: all of it prints
+                    self._moves = _FLUSH
+                    self._fsm = FSM.PRINTING
+                    self._pending = ""
+                    return [Text(s)]
+                at = stop.start()
+                if stop.end() == len(s) and self._opener(s, at) is None:
+                    self._pending = s[at:]
+                    if at:
+                        self._moves = _FLUSH_PREFIX
+                        return [Text(s[:at])]
+                    self._moves = []
+                    return []
             else:
                 if self._moves:
                     self._moves = []
-                t = None if lex.trigger_re is None else lex.trigger_re.search(chunk)
-                if t is None:
-                    return [Text(chunk)] if chunk else []
-                s = chunk
-                stop = None if lex.stop_re is None else lex.stop_re.search(chunk, t.start())
+                stop = self._stop(chunk)
                 if stop is None:
-                    return [Text(chunk)]
-            if (stop is None and held) or (
-                self._fast_hold
-                and stop is not None
-                and stop.end() == len(s)
-                and lex.opener_re is not None
-                and lex.opener_re.search(s, stop.start()) is None
-            ):
-                return self._hold(s, len(s) if stop is None else stop.start())
+                    return [Text(chunk)] if chunk else []
+                at = stop.start()
+                if self._fast_hold and stop.end() == len(chunk) and self._opener(chunk, at) is None:
+                    self._moves = _PREFIX
+                    self._fsm = FSM.MATCHING_PREFIX
+                    self._pending = chunk[at:]
+                    return [Text(chunk[:at])] if at else []
             self._quiet = False
         if self._moves:
             self._moves = []
@@ -185,20 +211,6 @@ class StreamDetector:
             and (self._fast_hold or not (self._pending or self._moves))
         )
         return out
-
-    def _hold(self, s: str, at: int) -> list[Event]:
-        """The hot path's end: ``s[:at]`` prints and the rest, a marker's beginning, is held,
-        with the moves _print would make."""
-        held = self._pending
-        self._moves = ["flush"] if held and at else []
-        if at < len(s):
-            if at or not held:
-                self._moves.append("prefix")
-            self._fsm = FSM.MATCHING_PREFIX
-        else:
-            self._fsm = FSM.PRINTING
-        self._pending = s[at:]
-        return [Text(s[:at])] if at else []
 
     def finish(self) -> list[Event]:
         """End of message: nothing stays held (policy 5)."""

@@ -65,8 +65,56 @@ MARKERS: tuple[str, ...] = tuple(sorted({m for d in DIALECTS for m in (*d.opens,
 
 
 def alternation(tokens: Iterable[str]) -> re.Pattern[str]:
-    """A regex matching any of ``tokens``, longest first so the longer wins at one position."""
-    return re.compile("|".join(re.escape(t) for t in sorted(set(tokens), key=len, reverse=True)))
+    """A regex matching any of ``tokens``; the longest wins at one position.
+
+    Written as a trie (``<tool_call>`` and ``<tools>`` share ``<tool``): the regex
+    engine tries the branches of one character at a time, not every token at
+    every position, which is what the detector's hot path pays for
+    (bench_detector.py, markup rows).
+    """
+    words = set(tokens)
+    if "" in words:  # the empty token matches everywhere: no trie to build
+        return re.compile("|".join(re.escape(t) for t in sorted(words, key=len, reverse=True)))
+    return re.compile(_trie_pattern(words, partial=False))
+
+
+def opener_or_partial_regex(openers: Iterable[str]) -> re.Pattern[str] | None:
+    """Where the printing side must leave its fast path: one of ``openers`` begins here,
+    or a proper prefix of one runs to the end of the text. ``None`` if there are none.
+
+    The longest opener wins at one position, as in ``alternation``; a match that ends
+    at the end of the text may be a whole opener or a prefix of one.
+    """
+    words = {w for w in openers if w}
+    return re.compile(_trie_pattern(words, partial=True)) if words else None
+
+
+def _trie_pattern(words: set[str], *, partial: bool) -> str:
+    """The regex of a trie of ``words``: greedy, so the longest word wins at a position.
+
+    With ``partial``, a proper prefix of a word that reaches the end of the text (``\\Z``)
+    matches too.
+    """
+    END = object()
+    trie: dict[Any, Any] = {}
+    for word in words:
+        node = trie
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[END] = True
+
+    def pattern(node: dict[Any, Any]) -> str:
+        alts = []
+        for ch, sub in sorted((k, v) for k, v in node.items() if k is not END):
+            more = pattern(sub) if len(sub) > (END in sub) else ""
+            if END in sub:  # a whole word: done here, or a longer one
+                rest = f"(?:{more})?" if more else ""
+            else:  # a proper prefix: it goes on, or (partial) the text ends here
+                rest = f"(?:{more}|\\Z)" if partial else more
+            alts.append(re.escape(ch) + rest)
+        return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+
+    return pattern(trie)
 
 
 def prefix_regex(words: Iterable[str]) -> re.Pattern[str] | None:
@@ -137,10 +185,9 @@ class Lexicon:
     holdback_bound: int  # policy 2: longest claimed opening marker - 1
     opener_re: re.Pattern[str] | None  # any distinctive opener; None if the claim has none
     partial_opener_re: re.Pattern[str] | None  # a proper prefix of one at the end of the text
-    trigger_re: re.Pattern[str] | None  # a character a distinctive opener starts with
     # A distinctive opener, or a proper prefix of one at the end of the text: where the
-    # printing side must leave its fast path. Searched from the first trigger character,
-    # one C-level search instead of two and a Python call (bench_detector.py, markup rows).
+    # printing side must leave its fast path. One trie-shaped search per chunk
+    # (opener_or_partial_regex; bench_detector.py, markup rows).
     stop_re: re.Pattern[str] | None
     # At message start, a proper prefix (to the end of the text) of an at-start opener
     # ("<|python_" of "<|python_start|>") or of a distinctive one that begins with an
@@ -156,10 +203,8 @@ def _lexicon(dialects: tuple[Dialect, ...]) -> Lexicon:
         if (kept := tuple(d for d in group if d in dialects))
     }
     distinctive = tuple(m for m, g in sharing.items() if g[0].anywhere)
-    firsts = "".join(sorted({m[0] for m in distinctive}))
     opener_re = alternation(distinctive) if distinctive else None
     partial_opener_re = prefix_regex(m[:-1] for m in distinctive)
-    stops = [p.pattern for p in (opener_re, partial_opener_re) if p is not None]
     at_start = tuple(m for m, g in sharing.items() if not g[0].anywhere)
     shadowing = [d for d in distinctive if any(d.startswith(a) for a in at_start)]
     return Lexicon(
@@ -170,8 +215,7 @@ def _lexicon(dialects: tuple[Dialect, ...]) -> Lexicon:
         holdback_bound=max((len(m) for m in sharing), default=1) - 1,
         opener_re=opener_re,
         partial_opener_re=partial_opener_re,
-        trigger_re=re.compile(f"[{re.escape(firsts)}]") if firsts else None,
-        stop_re=re.compile("|".join(stops)) if stops else None,
+        stop_re=opener_or_partial_regex(distinctive),
         start_hold_re=prefix_regex(m[:-1] for m in (*at_start, *shadowing)),
     )
 
