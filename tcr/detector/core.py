@@ -242,7 +242,7 @@ class StreamDetector:
         except KeyError:
             raise IllegalTransition(self._fsm, trigger) from None
         if target is not self._fsm:
-            self._moves.append(trigger)
+            self._moves = [*self._moves, trigger]  # a list, or the hot path's constant
         self._fsm = target
 
     def _consume(self, text: str, out: list[Event]) -> None:
