@@ -324,18 +324,20 @@ def _render_failure(console: Console, outcome: Outcome, failure: Failure) -> Non
         console.print(f"  at {where}: {escape(v.excerpt)}", highlight=False)
     if v.check is Check.COST:  # a probe message, not a recording: nothing to shrink
         console.print("  reproduce with:")
-    elif failure.signature.kind == TIMEOUT:
-        console.print("  not shrunk (each try could take the whole time limit); reproduce with:")
     else:
-        console.print(
-            f"  shrunk {shrunk(failure.original_splits, len(failure.splits), 'split point')}; "
-            "reproduce with:"
-        )
+        console.print(f"  {_shrink_told(failure)}; reproduce with:")
     console.print(f"    {escape(failure.reproducer)}", soft_wrap=True, highlight=False)
     if failure.snippet:
         console.print("  pin it as a regression test:")
         for line in failure.snippet.rstrip().splitlines():
             console.print(f"    {escape(line)}", soft_wrap=True, highlight=False)
+
+
+def _shrink_told(failure: Failure) -> str:
+    """``shrunk from 5 to 1 split point`` (``tcr.findings.shrunk``), or why it was not."""
+    if failure.signature.kind == TIMEOUT:
+        return "not shrunk (each try could take the whole time limit)"
+    return f"shrunk {shrunk(failure.original_splits, len(failure.splits), 'split point')}"
 
 
 def to_json(report: Report) -> str:
@@ -410,10 +412,10 @@ def _failure_result(outcome: Outcome, failure: Failure, path: str | None) -> sar
         under += f" ({failure.label})"
     where = f" ({v.where}: {v.excerpt})" if v.excerpt else ""
     proxy = f" {PROXY_NOTE}" if failure.signature.proxy else ""
+    shrink = _shrink_told(failure)
     message = (
-        f"{v.check} fails on {outcome.path} under {under}: {v.message}{where}.{proxy} Shrunk "
-        f"from {failure.original_splits} to {len(failure.splits)} split points; reproduce "
-        f"with: {failure.reproducer}"
+        f"{v.check} fails on {outcome.path} under {under}: {v.message}{where}.{proxy} "
+        f"{shrink[:1].upper()}{shrink[1:]}; reproduce with: {failure.reproducer}"
     )
     if path is None:  # the cost check: the probe, no recording
         message = f"{v.check} fails: {v.message}. Reproduce with: {failure.reproducer}"

@@ -20,10 +20,11 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Any, Final
 
+from tcr._runtime.loading import load_detector
 from tcr.claims import Claim
 from tcr.corpus import Frame, Recording, read_recording
 from tcr.detector.events import Detector
-from tcr.detector.loader import REFERENCE, DetectorSpec
+from tcr.detector.loader import REFERENCE
 from tcr.errors import DecodeError, FactoryError, TcrError
 from tcr.judge import Judge
 from tcr.oracle import TRACE_CHECKS, Check, Verdict, Violation
@@ -65,7 +66,7 @@ def summarize(
     """
     strategy = parse_strategy(rechunk)  # input errors first, before any work
     timeout = check_timeout(timeout)
-    chosen = DetectorSpec.load(
+    chosen = load_detector(
         detector, dialects=dialects, empty_tools=empty_tools, special_tokens=special_tokens
     )
     recording = read_recording(path)

@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
+from tcr._runtime.loading import load_detector
 from tcr.commands.options import (
     claim_options,
     claimed,
@@ -22,7 +23,6 @@ from tcr.commands.options import (
     parse_tools,
     tools_option,
 )
-from tcr.detector.loader import DetectorSpec
 from tcr.errors import TcrError
 
 try:
@@ -90,7 +90,7 @@ def bless(
 
     console = Console(soft_wrap=True)  # piped, a diff line is not cut at 80 columns
     try:
-        chosen = DetectorSpec.load(
+        chosen = load_detector(
             detector,
             dialects=claimed(dialects),
             empty_tools=empty_tools,
@@ -130,7 +130,7 @@ def review(
 
     console = Console()
     try:
-        chosen = DetectorSpec.load(
+        chosen = load_detector(
             detector,
             dialects=claimed(dialects),
             empty_tools=empty_tools,

@@ -13,6 +13,7 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
+from tcr._runtime.loading import load_detector
 from tcr._runtime.state import STATE
 from tcr.claims import EMPTY_TOOLS
 from tcr.commands.options import (
@@ -25,7 +26,6 @@ from tcr.commands.options import (
     write_reports,
 )
 from tcr.detector.formats import FORMATS
-from tcr.detector.loader import DetectorSpec
 from tcr.errors import EXIT_ERROR, TcrError
 
 if TYPE_CHECKING:
@@ -178,7 +178,7 @@ def fuzz(
                     shown = elapsed
 
             report = run(
-                detector=DetectorSpec.load(detector),
+                detector=load_detector(detector),
                 budget_s=budget_s,
                 max_examples=max_examples,
                 seed=seed,

@@ -7,6 +7,14 @@ mutating the recordings that hold one. A finding goes to the row of its
 signature's dialect; one involving no dialect (text lost or leaked anywhere, a
 crash on any input, the cost of a long message) to the row ``text``. A cell is
 a pass, its findings with their reproducers, or "not claimed".
+
+A cell counts findings as ``tcr replay`` and ``tcr fuzz`` do: the signatures of one
+cause (``tcr.findings``) are one finding, grouped over the whole replay or fuzz run
+(so a symptom joins its cause) and then placed in the rows of the cause's dialects;
+its signatures told in no dialect go with it (to the first of those rows), or to
+``text`` when it has no dialect at all. The same cause found by replay and by fuzz
+is one finding of the cell, shown with replay's reproducer (a recording, not a
+generated case), as replay shows it for that dialect.
 """
 
 from __future__ import annotations
@@ -15,7 +23,7 @@ import sys
 import time
 from collections.abc import Sequence
 from contextlib import ExitStack, nullcontext
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +32,16 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from tcr._runtime.loading import load_detector
+from tcr.commands.matrix_cells import (
+    NOT_CLAIMED,
+    TEXT,
+    Cell,
+    CellFinding,
+    Matrix,
+    Sighting,
+    plural,
+)
 from tcr.commands.options import (
     claimed,
     fail,
@@ -33,14 +51,14 @@ from tcr.commands.options import (
 )
 from tcr.detector.loader import DetectorSpec
 from tcr.dialects import DIALECTS
-from tcr.errors import EXIT_OK, EXIT_VIOLATION, TcrError
-from tcr.signature import PROXY_ONLY, Signature
+from tcr.errors import TcrError
+from tcr.findings import Cause
+from tcr.signature import Signature
 from tcr.time_limit import DEFAULT_TIMEOUT, check_timeout
 
-__all__ = ["TEXT", "Cell", "CellFinding", "Matrix", "build", "matrix"]
+__all__ = ["TEXT", "Cell", "CellFinding", "Matrix", "Sighting", "build", "matrix"]
 
-TEXT = "text"  # the row of findings that involve no dialect
-NOT_CLAIMED = "not claimed"
+DIALECT_IDS = frozenset(d.id for d in DIALECTS)
 DEFAULT_BUDGET = "5s"
 
 EPILOG = """\b
@@ -61,93 +79,6 @@ Examples:
   tcr matrix --detector mypkg.parsers:hermes --detector mypkg.parsers:qwen
   tcr matrix --detector mypkg.parsers:hermes --row hermes --budget 20s --html matrix.html
 """
-
-
-@dataclass(frozen=True, slots=True)
-class CellFinding:
-    """One distinct finding in a cell: its signature, how often it showed, how to rerun it."""
-
-    signature: str
-    count: int
-    found_by: str  # "replay" or "fuzz"
-    reproducer: str
-    proxy_only: bool = False  # its shrunk chunking cuts a special token (tcr.signature)
-
-    @property
-    def label(self) -> str:
-        """The signature as a person reads it: ``Signature.label``."""
-        return f"{self.signature} ({PROXY_ONLY})" if self.proxy_only else self.signature
-
-
-@dataclass(slots=True)
-class Cell:
-    state: str  # "pass", "fail" or NOT_CLAIMED
-    recordings: int = 0  # recordings replayed in this row
-    examples: int = 0  # fuzz examples written in this row's dialect
-    findings: list[CellFinding] = field(default_factory=list)
-
-    def add(self, finding: CellFinding) -> None:
-        """Keep one per signature: a second report of it adds to the count."""
-        for index, seen in enumerate(self.findings):
-            if (seen.signature, seen.proxy_only) == (finding.signature, finding.proxy_only):
-                self.findings[index] = replace(seen, count=seen.count + finding.count)
-                return
-        self.findings.append(finding)
-        self.state = "fail"
-
-
-@dataclass(slots=True)
-class Matrix:
-    rows: list[str]
-    columns: list[str]  # detector names
-    claims: list[str]  # each column's claim, as tcr prints it
-    recordings: dict[str, int]  # row -> recordings the reference reads in it
-    cells: dict[tuple[str, str], Cell]
-    budget_s: float
-    seed: int
-    seconds: float = 0.0
-
-    def cell(self, row: str, column: str) -> Cell:
-        return self.cells[row, column]
-
-    @property
-    def findings(self) -> int:
-        return sum(len(c.findings) for c in self.cells.values())
-
-    @property
-    def exit_code(self) -> int:
-        return EXIT_VIOLATION if self.findings else EXIT_OK
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "rows": self.rows,
-            "columns": [
-                {"detector": d, "claim": c} for d, c in zip(self.columns, self.claims, strict=True)
-            ],
-            "recordings": self.recordings,
-            "budget_s": self.budget_s,
-            "seed": self.seed,
-            "cells": [
-                {
-                    "row": row,
-                    "detector": column,
-                    "state": cell.state,
-                    "recordings": cell.recordings,
-                    "examples": cell.examples,
-                    "findings": [
-                        {
-                            "signature": f.signature,
-                            "proxy_only": f.proxy_only,
-                            "count": f.count,
-                            "found_by": f.found_by,
-                            "reproducer": f.reproducer,
-                        }
-                        for f in cell.findings
-                    ],
-                }
-                for (row, column), cell in self.cells.items()
-            ],
-        }
 
 
 def _name(spec: DetectorSpec) -> str:
@@ -201,6 +132,7 @@ def build(
     ``tcr replay`` (None: no limit); longer is a ``crash/timeout`` finding.
     """
     from tcr.fuzz import run as fuzz
+    from tcr.fuzz.report import findings as fuzz_findings
     from tcr.replay import run as replay
 
     timeout = check_timeout(timeout)
@@ -232,9 +164,12 @@ def build(
         # The recordings that hold a row's dialect (every one when the text row is shown).
         replayed = [p for p in paths if TEXT in chosen or read[p] & set(chosen)]
         report = replay(replayed, detector=spec, timeout=timeout)
-        for group in report.findings:
-            _place(result, name, group.signature.dialect, "replay", group.first[1].reproducer,
-                   group.signature, len(group.failures))  # fmt: skip
+        for finding in report.causes:
+            sightings = [
+                Sighting(group.signature, "replay", len(group.failures), group.first[1].reproducer)
+                for group in finding.items
+            ]
+            _place(result, name, finding.cause, sightings)
         for row in chosen:
             if row == TEXT or result.cells[row, name].state == NOT_CLAIMED:
                 continue
@@ -246,28 +181,37 @@ def build(
                 writing=[row], timeout=timeout,
             )  # fmt: skip
             result.cells[row, name].examples += found.examples
-            for finding in found.findings:
-                reproducer = finding.replay_command
-                _place(result, name, finding.signature.dialect or row, "fuzz", reproducer,
-                       finding.signature, finding.count)  # fmt: skip
+            for grouped in fuzz_findings(found):
+                # a fuzz run writes this row's dialect: a signature told in none is its
+                sightings = [
+                    Sighting(_in(f.signature, row), "fuzz", f.count, f.replay_command)
+                    for f in grouped.items
+                ]
+                _place(result, name, grouped.cause, sightings)
     result.seconds = time.perf_counter() - started
     return result
 
 
-def _place(
-    matrix: Matrix,
-    column: str,
-    dialect: str,
-    found_by: str,
-    reproducer: str,
-    signature: Signature,
-    count: int,
-) -> None:
-    row = dialect if (dialect, column) in matrix.cells else TEXT
-    if (row, column) not in matrix.cells:  # a row left out by --row
-        return
-    found = CellFinding(str(signature), count, found_by, reproducer, signature.proxy)
-    matrix.cells[row, column].add(found)
+def _in(signature: Signature, dialect: str) -> Signature:
+    return signature if signature.dialect else replace(signature, dialect=dialect)
+
+
+def _place(matrix: Matrix, column: str, cause: Cause, sightings: Sequence[Sighting]) -> None:
+    """A finding into the rows of its dialects; its signatures told in no dialect (or in one
+    with no row) go with it to the first of them, or to ``text`` when it has none."""
+    rows: dict[str, list[Sighting]] = {}
+    elsewhere: list[Sighting] = []
+    for sighting in sightings:
+        dialect = sighting.signature.dialect
+        if dialect and (dialect, column) in matrix.cells:
+            rows.setdefault(dialect, []).append(sighting)
+        elif dialect not in DIALECT_IDS:  # a row left out by --row is no other row's
+            elsewhere.append(sighting)
+    if elsewhere:
+        rows.setdefault(next(iter(rows), TEXT), []).extend(elsewhere)
+    for row, shown in rows.items():
+        if (row, column) in matrix.cells:
+            matrix.cells[row, column].add(cause, shown)
 
 
 # --- the terminal ----------------------------------------------------------------------
@@ -281,7 +225,7 @@ def _shown(cell: Cell) -> str:
         return f"[green]pass[/] [dim]{counts}[/]"
     first = escape(cell.findings[0].label)
     more = f" +{len(cell.findings) - 1}" if len(cell.findings) > 1 else ""
-    return f"[red]{len(cell.findings)} finding{'s' * (len(cell.findings) != 1)}[/]: {first}{more}"
+    return f"[red]{plural(len(cell.findings), 'finding')}[/]: {first}{more}"
 
 
 def render(matrix: Matrix, console: Console) -> None:
@@ -304,16 +248,26 @@ def render(matrix: Matrix, console: Console) -> None:
         console.print(f"[bold red]{escape(row)}[/] in [bold]{escape(column)}[/]", highlight=False)
         for finding in cell.findings:
             console.print(
-                f"  {escape(finding.label)} ({finding.found_by}, {finding.count} times)",
+                f"  {escape(finding.label)} ({escape(finding.counts)})",
+                soft_wrap=True,
                 highlight=False,
             )
             console.print(f"    {escape(finding.reproducer)}", soft_wrap=True, highlight=False)
+    console.print(_summary(matrix), highlight=False)
+
+
+def _summary(matrix: Matrix) -> str:
+    """The last line: ``2 rows, 2 detectors: 4 claimed cells, 2 with findings (2 findings,
+    1 cause) in 198.0 s``."""
     failing = sum(bool(c.findings) for c in matrix.cells.values())
     claimed_cells = sum(c.state != NOT_CLAIMED for c in matrix.cells.values())
-    console.print(
-        f"{len(matrix.rows)} rows, {len(matrix.columns)} detectors: {claimed_cells} claimed "
-        f"cells, {failing} with findings ({matrix.findings} in all) in {matrix.seconds:.1f} s",
-        highlight=False,
+    found = plural(matrix.findings, "finding")
+    if matrix.causes != matrix.findings:  # one cause in several rows
+        found += f", {plural(matrix.causes, 'cause')}"
+    return (
+        f"{plural(len(matrix.rows), 'row')}, {plural(len(matrix.columns), 'detector')}: "
+        f"{plural(claimed_cells, 'claimed cell')}, {failing} with findings ({found}) in "
+        f"{matrix.seconds:.1f} s"
     )
 
 
@@ -453,8 +407,7 @@ class _Specs:
 
         tokens = self.special_tokens
         specs = [
-            DetectorSpec.load(d, dialects=self.dialects, special_tokens=tokens)
-            for d in self.detectors
+            load_detector(d, dialects=self.dialects, special_tokens=tokens) for d in self.detectors
         ]
         try:
             for command in self.commands:
@@ -464,7 +417,7 @@ class _Specs:
         except BaseException:
             self.stack.close()
             raise
-        return specs or [DetectorSpec.load(None, dialects=self.dialects, special_tokens=tokens)]
+        return specs or [load_detector(None, dialects=self.dialects, special_tokens=tokens)]
 
     def __exit__(self, *exc: object) -> None:
         self.stack.close()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 import time
 
-from tcr.commands.matrix import NOT_CLAIMED, Cell, Matrix
+from tcr.commands.matrix_cells import NOT_CLAIMED, Cell, Matrix, plural
 
 __all__ = ["page"]
 
@@ -56,18 +56,18 @@ window.addEventListener("beforeprint", () => {
 def _cell(cell: Cell) -> str:
     if cell.state == NOT_CLAIMED:
         return '<td class="unclaimed" data-sort="2">not claimed</td>'
-    counts = f"{cell.recordings} recordings, {cell.examples:,} generated"
+    counts = f"{plural(cell.recordings, 'recording')}, {cell.examples:,} generated"
     if not cell.findings:
         return f'<td class="pass" data-sort="0">pass<br><small>{counts}</small></td>'
-    n = len(cell.findings)
     items = "".join(
-        f"<li><code>{html.escape(f.label)}</code> ({f.found_by}, {f.count}&times;)"
+        f"<li><code>{html.escape(f.label)}</code> ({html.escape(f.counts)})"
         f"<br><code>{html.escape(f.reproducer)}</code></li>"
         for f in cell.findings
     )
     return (
-        f'<td class="fail" data-sort="1"><details><summary>{n} finding{"s" * (n != 1)}'
-        f"</summary><ul>{items}</ul></details><small>{counts}</small></td>"
+        f'<td class="fail" data-sort="1"><details><summary>'
+        f"{plural(len(cell.findings), 'finding')}</summary><ul>{items}</ul></details>"
+        f"<small>{counts}</small></td>"
     )
 
 
@@ -86,15 +86,18 @@ def page(matrix: Matrix) -> str:
         for row in matrix.rows
     )
     made = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-    summary = (
-        f"{len(matrix.rows)} dialects &times; {len(matrix.columns)} detectors, "
-        f"{matrix.findings} findings; fuzz budget {matrix.budget_s:g} s per cell, seed "
-        f"{matrix.seed}; made {made} in {matrix.seconds:.0f} s."
+    found = plural(matrix.findings, "finding")
+    if matrix.causes != matrix.findings:
+        found += f" ({plural(matrix.causes, 'cause')})"
+    said = (
+        f"{plural(len(matrix.rows), 'dialect')} &times; {plural(len(matrix.columns), 'detector')}"
+        f", {found}; fuzz budget {matrix.budget_s:g} s per cell, seed {matrix.seed}; made "
+        f"{made} in {matrix.seconds:.0f} s."
     )
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         "<title>tcr matrix</title>"
-        f"<style>{_STYLE}</style></head><body><h1>tcr matrix</h1><p>{summary}</p>"
+        f"<style>{_STYLE}</style></head><body><h1>tcr matrix</h1><p>{said}</p>"
         f"<table><thead><tr><th>dialect</th><th>recordings</th>{heads}</tr></thead>"
         f"<tbody>{rows}</tbody></table><script>{_SCRIPT}</script></body></html>\n"
     )

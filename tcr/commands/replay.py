@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import click
 from rich.console import Console
 
+from tcr._runtime.loading import load_detector
 from tcr.commands.options import (
     Choice,
     claim_options,
@@ -225,7 +226,7 @@ def _detector(
     with its claim resolved (the harness says its own in its answer to ``new``)."""
     empty_tools, special_tokens = choices
     if command is None:
-        yield DetectorSpec.load(
+        yield load_detector(
             spec, dialects=dialects, empty_tools=empty_tools, special_tokens=special_tokens
         )
         return

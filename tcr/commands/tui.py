@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from tcr._runtime.loading import load_detector
 from tcr.commands.options import (
     claim_options,
     claimed,
@@ -17,7 +18,6 @@ from tcr.commands.options import (
     timeout_option,
     tools_option,
 )
-from tcr.detector.loader import DetectorSpec
 from tcr.errors import TcrError
 
 __all__ = ["tui"]
@@ -83,7 +83,7 @@ def tui(
     try:
         app = make_app(
             file,
-            detector=DetectorSpec.load(
+            detector=load_detector(
                 detector,
                 dialects=claimed(dialects),
                 empty_tools=empty_tools,

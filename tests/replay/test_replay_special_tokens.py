@@ -97,15 +97,20 @@ def test_sarif_of_a_finding_without_a_proxy_says_so() -> None:
     assert results and all(r["properties"]["proxyOnly"] is False for r in results)
 
 
-def test_a_matrix_cell_shows_proxy_only_and_keeps_the_two_kinds_apart() -> None:
-    from tcr.commands.matrix import Cell, CellFinding
+def test_a_matrix_cell_shows_proxy_only_when_every_signature_of_the_finding_is() -> None:
+    """The same missed split is one bug whether the marker is one token or several
+    (tcr.findings.Cause): one finding, proxy only while every sighting of it is."""
+    from tcr.commands.matrix import Cell, Sighting
+    from tcr.findings import cause
+    from tcr.signature import Signature
 
     cell = Cell("pass")
-    signature = "no_leak/<tool_call>/hermes@split-in-opener"
-    cell.add(CellFinding(signature, 2, "replay", "tcr replay …", proxy_only=True))
-    cell.add(CellFinding(signature, 1, "fuzz", "tcr replay …", proxy_only=True))
-    cell.add(CellFinding(signature, 1, "fuzz", "tcr replay …"))
-    assert [(f.label, f.count) for f in cell.findings] == [
-        (f"{signature} ({PROXY_ONLY})", 3),
-        (signature, 1),
+    proxied = Signature("no_leak", "<tool_call>", "hermes", "split-in-opener", proxy=True)
+    cell.add(cause(proxied), [Sighting(proxied, "replay", 2, "tcr replay …")])
+    cell.add(cause(proxied), [Sighting(proxied, "fuzz", 1, "tcr replay …")])
+    assert [(f.label, f.failures, f.examples) for f in cell.findings] == [
+        (f"{proxied} ({PROXY_ONLY})", 2, 1)
     ]
+    whole = Signature("no_leak", "<tool_call>", "hermes", "split-in-opener")
+    cell.add(cause(whole), [Sighting(whole, "fuzz", 1, "tcr replay …")])
+    assert [(f.label, f.examples) for f in cell.findings] == [(str(whole), 2)]

@@ -16,11 +16,13 @@ from sarif_checks import check_sarif, load_sarif, location_uri
 
 from tcr.cli import main
 from tcr.corpus import Frame, new_header, write_recording
-from tcr.oracle import CHECKS
+from tcr.oracle import CHECKS, Check, Violation
 from tcr.replay import run
-from tcr.replay.report import to_sarif
+from tcr.replay.model import Failure, Outcome, Report
+from tcr.replay.report import sarif_results, to_sarif
 from tcr.sarif import RULES, Result, artifact_location
 from tcr.sarif import to_sarif as to_sarif_log
+from tcr.signature import TIMEOUT, Signature
 
 BROKEN = "tcr.detector.broken:per_chunk_markers"
 CALL = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
@@ -186,6 +188,43 @@ def test_show_junit_has_a_test_case_per_check(corpus: Path) -> None:
     assert "no_leak" in failed and len(failed) == int(suite.get("failures", "0"))
     assert cases["expected"].find("skipped") is not None  # no expectation in the recording
     assert {case.get("classname") for case in cases.values()} == {"corpus/split marker.msgpack"}
+
+
+def _sarif_message(
+    original_splits: int,
+    splits: tuple[int, ...],
+    check: Check = Check.CONSERVATION,
+    kind: str = "lost",
+) -> str:
+    signature = Signature(check, kind, "hermes", "split-in-opener")
+    failure = Failure(
+        Violation(check, "went wrong", 1, 4, "ab|c", kind, "hermes"),
+        "char", splits, original_splits, (), "tcr replay x.msgpack", "", signature,
+    )  # fmt: skip
+    report = Report([Outcome("x.msgpack", "x", "char", failures=[failure])])
+    (result,) = sarif_results(report)
+    return result.message
+
+
+@pytest.mark.parametrize(
+    ("original", "splits", "worded"),
+    [
+        (5, (3,), "Shrunk from 5 to 1 split point;"),
+        (2, (3, 7), "Shrunk keeping its 2 split points;"),
+        (1, (3, 7), "Shrunk to 2 split points (the case as found had 1);"),
+    ],
+    ids=["one", "kept", "grew"],
+)
+def test_replay_sarif_words_a_shrink_as_the_text_report_does(
+    original: int, splits: tuple[int, ...], worded: str
+) -> None:
+    assert worded in _sarif_message(original, splits)
+
+
+def test_replay_sarif_says_a_timeout_was_not_shrunk() -> None:
+    message = _sarif_message(4, (1, 2, 3, 4), Check.CRASH, TIMEOUT)
+    assert "Not shrunk (each try could take the whole time limit); reproduce with:" in message
+    assert "Shrunk" not in message
 
 
 def test_show_sarif_has_a_result_per_violation_with_the_show_command(corpus: Path) -> None:
