@@ -58,7 +58,7 @@ def _closes_on(d: Dialect) -> str:
     if d.closing == Closing.BALANCED:
         return "the bracket balancing its first one"
     if d.closing == Closing.FENCED:
-        return f"the `}}` balancing its first `{{`, then an optional {_code('```')}"
+        return f"the bracket balancing its first one, then an optional {_code('```')}"
     markers = " or ".join(map(_code, d.closes))
     return markers + (" or end of message" if d.closed_by_end else "")
 

@@ -66,6 +66,7 @@ _FAMILIES = (
     "mistral",
     "pythonic",
     "xlam",
+    "xlam_fenced",
     "llama4_pythonic",
     "python_tag",
     "bare_json",

@@ -4,10 +4,11 @@ vLLM calls its parser ``xlam`` (``vllm/entrypoints/openai/tool_parsers/xlam_tool
 Its ``preprocess_model_output`` takes the calls from, in order: JSON after ``</think>``;
 a ```` ``` ````/```` ```json ```` fence; ``[TOOL_CALLS]`` up to the line's end;
 ``<tool_call>…</tool_call>``; else an output whose stripped text starts with ``[``. This
-record is the last form, the new one: the ``[TOOL_CALLS]`` array is ``bracket_tool_calls``'s
-and a single fenced call object ``fenced_json``'s. Each item needs ``name`` and
-``arguments``; vLLM skips an item without them and keeps the others, the reference
-refuses the whole array (as for the other strict arrays, ``tcr.dialects._arrays``).
+record is the last form, the new one: a fenced array is ``xlam_fenced``'s, the
+``[TOOL_CALLS]`` array ``mistral``'s and a single fenced call object ``fenced_json``'s.
+Each item needs ``name`` and ``arguments``; vLLM skips an item without them and keeps
+the others, the reference refuses the whole array (as for the other strict arrays,
+``tcr.dialects._arrays``).
 
 ``[`` is shared with ``pythonic``: a body whose first item is ``{`` is xLAM's. A
 ``[`` that cannot begin ``[{`` (a list of numbers, a citation) is released as text at
