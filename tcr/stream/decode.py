@@ -16,7 +16,6 @@ a line break is read if it parses (JSON Lines allows it) and reported in
 from __future__ import annotations
 
 import codecs
-import io
 import json
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -82,14 +81,20 @@ class Pieces(Sequence[str]):
 
     A long stream sends a few characters per event: a string object per chunk costs
     ten times its text (247,622 chunks of a 50 MB recording held 13 MB), this one
-    string and eight bytes a chunk. A read-only sequence of the chunks, equal to any
-    sequence of the same strings.
+    string and four bytes a chunk (eight past 4 G characters, as ``tcr.rechunk.Cuts``).
+    A read-only sequence of the chunks, equal to any sequence of the same strings.
     """
 
     __slots__ = ("_ends", "text")
+    text: str
+    _ends: array[int]
 
     def __init__(self, chunks: Iterable[str] = ()) -> None:
-        self.text, self._ends = _joined(chunks)
+        builder = _PiecesBuilder()
+        for chunk in chunks:
+            builder.append(chunk)
+        built = builder.pieces()
+        self.text, self._ends = built.text, built._ends
 
     @classmethod
     def of(cls, text: str, ends: array[int]) -> Pieces:
@@ -132,15 +137,46 @@ class Pieces(Sequence[str]):
         return f"Pieces({list(self)!r})"
 
 
-def _joined(chunks: Iterable[str]) -> tuple[str, array[int]]:
-    ends: array[int] = array("q")
-    end = 0
-    parts = []
-    for chunk in chunks:
-        parts.append(chunk)
-        end += len(chunk)
-        ends.append(end)
-    return "".join(parts), ends
+#: Chunks joined into one string at a time while a :class:`Pieces` is built.
+_BATCH = 1024
+
+
+class _PiecesBuilder:
+    """A :class:`Pieces` built a chunk at a time, holding little more than it will.
+
+    Chunks wait in a batch of at most ``_BATCH`` strings, then are joined into a block.
+    A list of every chunk, or ``io.StringIO`` (Python 3.11's keeps up to 100,000 small
+    strings before it joins them), held a string object of about 60 bytes a chunk:
+    up to 6 MB beside the 0.8 MB of content of a 50 MB recording (benchmarks/RESULTS.md,
+    Reliability). The offsets are lent to each result, copied only if more follow.
+    """
+
+    __slots__ = ("_batch", "_blocks", "_ends", "_length", "_lent")
+
+    def __init__(self) -> None:
+        self._batch: list[str] = []
+        self._blocks: list[str] = []
+        self._ends: array[int] = array("I")
+        self._length = 0
+        self._lent = False  # a Pieces holds ``_ends``: copy it before it changes
+
+    def append(self, chunk: str) -> None:
+        self._length += len(chunk)
+        if self._lent or (self._length >> 32 and self._ends.typecode == "I"):
+            self._ends = array("I" if self._length >> 32 == 0 else "q", self._ends)
+            self._lent = False
+        self._ends.append(self._length)
+        self._batch.append(chunk)
+        if len(self._batch) == _BATCH:
+            self._blocks.append("".join(self._batch))
+            self._batch.clear()
+
+    def pieces(self) -> Pieces:
+        """The chunks so far; appending more later leaves this result as it is."""
+        text = "".join([*self._blocks, *self._batch])
+        self._blocks, self._batch = [text], []
+        self._lent = True
+        return Pieces.of(text, self._ends)
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,9 +241,7 @@ class StreamDecoder:
         self._reads = 0
         self._events = 0
         self._lines = 0
-        self._content = io.StringIO()  # the content chunks, as Pieces holds them
-        self._content_ends: array[int] = array("q")
-        self._content_length = 0
+        self._content = _PiecesBuilder()
         self._reasoning: list[str] = []
         self._deltas: list[Delta] = []
         self._errors: list[str] = []
@@ -265,7 +299,7 @@ class StreamDecoder:
         """What the stream said so far (after :meth:`finish`: all of it)."""
         return Decoded(
             framing=self._framing or DEFAULT_FRAMINGS[self._kind],
-            content=Pieces.of(self._content.getvalue(), array("q", self._content_ends)),
+            content=self._content.pieces(),
             reasoning=list(self._reasoning),
             calls=self._calls.calls(),
             deltas=list(self._deltas),
@@ -357,9 +391,7 @@ class StreamDecoder:
         if self._keep_deltas:
             self._deltas.append(delta)
         if delta.content:
-            self._content.write(delta.content)
-            self._content_length += len(delta.content)
-            self._content_ends.append(self._content_length)
+            self._content.append(delta.content)
         if delta.reasoning:
             self._reasoning.append(delta.reasoning)
         if delta.finish_reason is not None:

@@ -16,14 +16,19 @@ from hypothesis import HealthCheck, settings
 
 from tcr.errors import TcrError
 
-__all__ = ["clean_or_one_line_error", "fuzz_settings"]
+__all__ = ["clean_or_one_line_error", "fuzz_scale", "fuzz_settings"]
 
 T = TypeVar("T")
 
 
+def fuzz_scale() -> int:
+    """``TCR_FUZZ_SCALE``: how many times its default count each fuzz test tries (1 unset)."""
+    return int(os.environ.get("TCR_FUZZ_SCALE") or 1)
+
+
 def fuzz_settings(default_examples: int) -> settings:
     """``default_examples`` per test, times ``TCR_FUZZ_SCALE`` when it is set."""
-    examples = default_examples * int(os.environ.get("TCR_FUZZ_SCALE") or 1)
+    examples = default_examples * fuzz_scale()
     return settings(
         max_examples=examples,
         deadline=None,  # the machine is shared: a slow example is not a failure

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import msgpack  # type: ignore[import-untyped]
 import pytest
-from corpus.fuzzing import clean_or_one_line_error, fuzz_settings
+from corpus.fuzzing import clean_or_one_line_error, fuzz_scale, fuzz_settings
 from hypothesis import given
 from hypothesis import strategies as st
 
 from tcr.corpora import bundled
-from tcr.corpus import MAX_NESTING, read_recording, write_recording
+from tcr.corpus import MAX_NESTING, new_header, read_recording, write_recording
 from tcr.errors import CorpusError
 from tcr.stream import decode
 
@@ -175,3 +175,98 @@ def test_random_byte_flips_of_bundled_recordings(
     path = tmp_path / "flipped.msgpack"
     path.write_bytes(bytes(data))
     clean_or_one_line_error(lambda: read_and_decode(path))
+
+
+# --- every byte of a small recording of each kind ---------------------------------
+# The fuzz tests above cut bundled recordings near object boundaries and flip bytes at
+# random places; these visit every offset of a small recording that holds every kind
+# of object (header, frames with and without meta, trailer, expectation).
+
+SMALL_BODIES: dict[str, list[bytes | str]] = {
+    "sse": [
+        b'data: {"choices":[{"index":0,"delta":{"content":"Hi \\ud83d"}}]}\n\n',
+        b'data: {"choices":[{"index":0,"delta":{"content":"\\ude00 there"},'
+        b'"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n',
+    ],
+    "ndjson": [
+        b'{"message":{"role":"assistant","content":"Hi "},"done":false}\n',
+        b'{"message":{"role":"assistant","content":"there"},"done":true}\n',
+    ],
+    "chunks": ["Hi ", "th\u00e9re \U0001f600"],
+}
+# msgpack's type bytes of every family (fixint, fixmap, fixarray, fixstr, nil, the
+# never-used 0xc1, bools, bin, ext, floats, ints, str, array, map with 32-bit lengths,
+# negative fixint): each one read where another was written
+TYPE_BYTES = bytes.fromhex(
+    "00 7f 80 8f 90 9f a0 bf c0 c1 c2 c3 c4 c6 c7 ca cb cf d3 d4 d9 db dc dd de df e0 ff"
+)
+
+
+def small_recording(tmp_path: Path, kind: str) -> bytes:
+    """The same bytes every run (290 to 446 of them)."""
+    header = new_header(
+        kind,
+        id="small",
+        created="2026-12-01T00:00:00+00:00",
+        labels={"note": "every byte"},
+        tools=["get_weather"],
+    )
+    first, second = SMALL_BODIES[kind]
+    frames = [(0, first, {"read": 0}), (1_000, second)]
+    path = write_recording(tmp_path / f"{kind}.msgpack", header, frames, expect={"text": "Hi"})
+    return path.read_bytes()
+
+
+def corruptions(offset: int, byte: int, *, every: bool) -> list[int]:
+    """What the byte at ``offset`` is read as instead. ``every``: each bit flipped and
+    every type byte (40,568 files over the three kinds); else four of them, a different
+    four at each offset (4,529 files)."""
+    flips = [byte ^ (1 << bit) for bit in range(8)]
+    if every:
+        return sorted(set(flips) | set(TYPE_BYTES) - {byte})
+    types = (TYPE_BYTES[offset % len(TYPE_BYTES)], TYPE_BYTES[(7 * offset + 3) % len(TYPE_BYTES)])
+    return sorted({byte ^ 0xFF, flips[offset % 8], *types} - {byte})
+
+
+@pytest.mark.parametrize("kind", sorted(SMALL_BODIES))
+def test_a_small_recording_cut_at_every_byte_reads_or_is_one_error(
+    tmp_path: Path, kind: str
+) -> None:
+    data = small_recording(tmp_path, kind)
+    path = tmp_path / "cut.msgpack"
+    for size in range(len(data) + 1):
+        path.write_bytes(data[:size])
+        clean_or_one_line_error(lambda: read_and_decode(path))
+
+
+@pytest.mark.parametrize("kind", sorted(SMALL_BODIES))
+def test_a_small_recording_cut_in_its_body_keeps_every_whole_frame(
+    tmp_path: Path, kind: str
+) -> None:
+    data = small_recording(tmp_path, kind)
+    whole = read_recording(tmp_path / f"{kind}.msgpack")
+    unpacker = msgpack.Unpacker(raw=False)
+    unpacker.feed(data)
+    bounds = []
+    for _ in unpacker:
+        bounds.append(unpacker.tell())
+    header_end, trailer_end = bounds[0], bounds[-2]  # the last object is the expectation
+    path = tmp_path / "cut.msgpack"
+    for size in range(header_end, trailer_end):  # cut before its trailer ends: interrupted
+        path.write_bytes(data[:size])
+        recording = read_recording(path)
+        kept = sum(1 for end in bounds[1:-2] if end <= size)
+        assert (recording.frames, recording.complete) == (whole.frames[:kept], False), size
+
+
+@pytest.mark.parametrize("kind", sorted(SMALL_BODIES))
+def test_a_small_recording_with_any_byte_corrupted_reads_or_is_one_error(
+    tmp_path: Path, kind: str
+) -> None:
+    data = small_recording(tmp_path, kind)
+    path = tmp_path / "corrupt.msgpack"
+    every = fuzz_scale() > 1  # CI: every bit flip and every type byte at each offset
+    for offset, byte in enumerate(data):
+        for value in corruptions(offset, byte, every=every):
+            path.write_bytes(data[:offset] + bytes([value]) + data[offset + 1 :])
+            clean_or_one_line_error(lambda: read_and_decode(path))
