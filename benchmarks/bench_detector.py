@@ -194,7 +194,8 @@ def markup_rows(size: int, rounds: int, claimed: str) -> tuple[list[str], dict[s
         "",
         f"{rounds} rounds, each the best of 5 per detector; floor (no-op) "
         f"{statistics.median(floors) * 1e3:.0f} ms median; load average up to {load:.1f} "
-        "on 2 cores shared with other work.",
+        "on 2 cores shared with other work. Every time in this section is the benchmark "
+        "thread's CPU time (time.thread_time), so the load is not counted in it.",
         "",
     ]
     return lines, medians
