@@ -138,6 +138,7 @@ class DialectRow:
     opens_where: str  # "anywhere", or "message start" (only while all before is white space)
     example: str
     parser_names: tuple[str, ...]  # the engines' --tool-call-parser / reasoning parser names
+    aliases: tuple[str, ...] = ()  # the aliases (ALIASES) that claim it
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -150,6 +151,7 @@ class DialectRow:
             "opens_where": self.opens_where,
             "example": self.example,
             "parser_names": list(self.parser_names),
+            "aliases": list(self.aliases),
         }
 
 
@@ -166,6 +168,7 @@ def rows() -> list[DialectRow]:
             opens_where="anywhere" if d.anywhere else "message start",
             example=d.example.text,
             parser_names=d.parser_names,
+            aliases=tuple(alias for alias, ids in ALIASES.items() if d.id in ids),
         )
         for d in DIALECTS
     ]

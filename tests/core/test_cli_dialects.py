@@ -26,9 +26,9 @@ def test_json_lists_every_id_in_registry_order_with_markers_example_and_engine_n
     assert hermes["special_tokens"] == ["<tool_call>", "</tool_call>"]
     assert hermes["opens_where"] == "anywhere" and hermes["parser_names"] == ["hermes"]
     assert hermes["example"] == BY_ID["hermes"].example.text
-    assert listed[[row["id"] for row in listed].index("bare_json")]["opens_where"] == (
-        "message start"
-    )
+    bare_json = listed[[row["id"] for row in listed].index("bare_json")]
+    assert bare_json["opens_where"] == "message start"
+    assert bare_json["aliases"] == ["llama3_json"] and hermes["aliases"] == ["tool_call_tag"]
     assert listed == [row.as_dict() for row in rows()]
 
 
