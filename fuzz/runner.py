@@ -717,6 +717,15 @@ def _finding(search: _Search, checker: CaseChecker, report: FuzzReport) -> Findi
             more = [(v, k) for v, k in zip(unsplit, coarse, strict=True) if key(v) not in shown]
             violations = [*violations, *(v for v, _ in more)]
             shapes += tuple((k.key, k.shape) for _, k in more)
+            # A failure the chunking shows as the unsplit run does needs no split: it is
+            # named by the unsplit run's shape (both runs accept a broken call, say, and
+            # differ only in what they make of its arguments).
+            named = {k for k, _ in shapes}
+            shapes += tuple(
+                (k.key, k.shape)
+                for v, k in zip(unsplit, coarse, strict=True)
+                if key(v) in shown and k.key not in named and k.key != target.key
+            )
     violation = next((v for v in violations if key(v) == target.key), violations[0])
     if flaky:
         violation = replace(violation, message=f"{violation.message} ({FLAKY})")

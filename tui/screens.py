@@ -113,8 +113,7 @@ class BreakpointScreen(ModalScreen[Target | None]):
 
     def compose(self) -> ComposeResult:
         options = [
-            Option(target.described, id=str(index))
-            for index, target in enumerate(self.targets)
+            Option(target.described, id=str(index)) for index, target in enumerate(self.targets)
         ]
         with Vertical(id="breakpoint") as box:
             box.border_title = "Break where the FSM enters"
