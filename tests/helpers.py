@@ -6,7 +6,7 @@ import json
 import random
 from collections.abc import Iterator, Sequence
 
-from tcr.detector import Event, ToolCall
+from tcr.detector import Event, Rejected, Text, ToolCall
 from tcr.detector.core import StreamDetector
 from tcr.detector.events import merge_text
 
@@ -40,3 +40,20 @@ def chunkings(text: str, *, randoms: int = 200, seed: int = 0) -> Iterator[tuple
 def calls(events: Sequence[object]) -> list[tuple[str, object]]:
     """The calls among ``events``: each name with its parsed arguments."""
     return [(e.name, json.loads(e.arguments)) for e in events if isinstance(e, ToolCall)]
+
+
+def same_under_every_chunking(text: str, *, randoms: int = 20, **kwargs: object) -> list[Event]:
+    """The events of ``text`` read whole, after checking that every chunking agrees."""
+    whole = run([text], **kwargs)
+    for label, chunks in chunkings(text, randoms=randoms):
+        assert run(chunks, **kwargs) == whole, label
+    return whole
+
+
+def shown(events: Sequence[object]) -> str:
+    """What a client is shown: the text, and the content of rejected blocks."""
+    return "".join(
+        e.text if isinstance(e, Text) else e.content
+        for e in events
+        if isinstance(e, Text | Rejected)
+    )

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import chunkings, run
+from helpers import chunkings, run, shown
 
 from tcr.detector import Rejected, Text, ToolCall
 
@@ -18,14 +18,6 @@ PARIS = '{"name": "get_weather", "parameters": {"city": "Paris"}}'
 
 def calls(events: list[object]) -> list[tuple[str, object]]:
     return [(e.name, json.loads(e.arguments)) for e in events if isinstance(e, ToolCall)]
-
-
-def shown(events: list[object]) -> str:
-    return "".join(
-        e.text if isinstance(e, Text) else e.content
-        for e in events
-        if isinstance(e, Text | Rejected)
-    )
 
 
 @pytest.mark.parametrize("opener", [OPEN, SPACED])

@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import chunkings, run
+from helpers import chunkings, run, shown
 
-from tcr.detector import Rejected, Text, ToolCall
+from tcr.detector import Rejected, ToolCall
 from tcr.detector.bodies import parse_body
 from tcr.dialects import BodyError
 
@@ -21,14 +21,6 @@ TIME = '{"name": "get_time", "arguments": {"tz": "CET"}}'
 
 def calls(events: list[object]) -> list[tuple[str, object, str]]:
     return [(e.name, json.loads(e.arguments), e.format) for e in events if isinstance(e, ToolCall)]
-
-
-def shown(events: list[object]) -> str:
-    return "".join(
-        e.text if isinstance(e, Text) else e.content
-        for e in events
-        if isinstance(e, Text | Rejected)
-    )
 
 
 # --- jamba ------------------------------------------------------------------------------

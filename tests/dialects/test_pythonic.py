@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import json
 
+import helpers
 import pytest
-from helpers import chunkings, run
+from helpers import run, shown
 
-from tcr.detector import Rejected, Text, ToolCall
+from tcr.detector import Rejected, ToolCall
 from tcr.detector.bodies import parse_body
 from tcr.detector.events import Event
 from tcr.dialects import BodyError
@@ -23,19 +24,8 @@ def calls(events: list[Event]) -> list[tuple[str, str, object]]:
     return [(e.format, e.name, json.loads(e.arguments)) for e in events if isinstance(e, ToolCall)]
 
 
-def shown(events: list[Event]) -> str:
-    return "".join(
-        e.text if isinstance(e, Text) else e.content
-        for e in events
-        if isinstance(e, Text | Rejected)
-    )
-
-
 def same_under_every_chunking(text: str, **kwargs: object) -> list[Event]:
-    whole = run([text], **kwargs)
-    for label, chunks in chunkings(text, randoms=30):
-        assert run(chunks, **kwargs) == whole, label
-    return whole
+    return helpers.same_under_every_chunking(text, randoms=30, **kwargs)
 
 
 # --- the body parser -------------------------------------------------------------------

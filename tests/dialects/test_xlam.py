@@ -12,7 +12,7 @@ import json
 from collections.abc import Sequence
 
 import pytest
-from helpers import chunkings, run
+from helpers import run, same_under_every_chunking, shown
 
 from tcr.detector import Event, Rejected, Text, ToolCall
 from tcr.detector.bodies import parse_body
@@ -26,22 +26,6 @@ FENCE = "```"
 
 def calls(events: Sequence[Event]) -> list[tuple[str, object, str]]:
     return [(e.name, json.loads(e.arguments), e.format) for e in events if isinstance(e, ToolCall)]
-
-
-def shown(events: Sequence[Event]) -> str:
-    return "".join(
-        e.text if isinstance(e, Text) else e.content
-        for e in events
-        if isinstance(e, Text | Rejected)
-    )
-
-
-def same_under_every_chunking(text: str, **kwargs: object) -> list[Event]:
-    """The events of ``text`` read whole, after checking every other chunking agrees."""
-    whole = run([text], **kwargs)
-    for label, chunks in chunkings(text, randoms=20):
-        assert run(chunks, **kwargs) == whole, label
-    return whole
 
 
 def test_a_fenced_array_after_a_preamble_is_xlam_calls() -> None:
