@@ -138,8 +138,8 @@ class StreamDetector:
         self._at_start = True  # all content so far is white space: bare_json may open
         self._block: Block | None = None
         self._offset = 0
-        # State changes of the current feed() or finish(): a list the long way appends to
-        # (after it empties it), a constant tuple from the hot path.
+        # State changes of the current feed() or finish(): a list the long way builds, a
+        # constant tuple from the hot path (nothing to allocate).
         self._moves: list[str] | tuple[str, ...] = []
         self._quiet = False  # printing, nothing pending, past the start, no moves to clear
 
@@ -178,11 +178,11 @@ class StreamDetector:
                     if at:
                         self._moves = _FLUSH_PREFIX
                         return [Text(s[:at])]
-                    self._moves = []
+                    self._moves = ()
                     return []
             else:
                 if self._moves:
-                    self._moves = []
+                    self._moves = ()
                 stop = self._stop(chunk)
                 if stop is None:
                     return [Text(chunk)] if chunk else []
