@@ -16,6 +16,7 @@ import contextlib
 import json
 import re
 from collections.abc import Callable, Iterable
+from typing import ClassVar
 
 from tcr.detector.formats import SHARING, Closing, alternation
 from tcr.dialects import BodyLexer, Dialect
@@ -73,6 +74,13 @@ class Rules:
         self.quoted_in = Tokens((quote,))
         self.quote = quote
         self.brace = Tokens(("{",))
+        # The JSON lexer's runs, each one regex call (issue 37): outside strings, whole
+        # strings and every character no closing marker starts with; inside one, its
+        # characters and escapes. A run stops where the per-token loop would have to look.
+        firsts = re.escape("".join(sorted({c[0] for c in closes})))
+        self.json_in_run = re.compile(r'(?:[^"\\]++|\\.)*+', re.DOTALL)
+        plain = f'[^"{firsts}]++' if firsts else '[^"]++'
+        self.json_out_run = re.compile(rf'(?:{plain}|"(?:[^"\\]++|\\.)*+")*+', re.DOTALL)
         self.balanced = Tokens(('"', "{", "}", "[", "]"))
         # Python literals: either quote opens a string; brackets count only when the
         # balancing one ends the block.
@@ -162,6 +170,11 @@ class Block:
         "tail",
     )
 
+    # The JSON lexer reads a run of plain characters and whole strings with one regex
+    # call (skim_json), where the token loop of ``scan`` takes one per token; a test
+    # turns it off to pin the two together (tests/detector/test_block_skim.py).
+    skims: ClassVar[bool] = True
+
     def __init__(self, marker: str, opener: str, group: tuple[Dialect, ...] | None = None) -> None:
         # The dialects this block may be (a restricted detector's: the claimed ones).
         self.group = SHARING[marker] if group is None else group
@@ -209,21 +222,49 @@ class Block:
         tail, self.tail = self.tail, ""
         return tail
 
-    def quiet(self, chunk: str) -> bool:
-        """Nothing in ``chunk`` can end the block or settle it: the hot path (policy 4)."""
-        return (
-            not self.carry
-            and not self.heading
-            and not self.awaiting_fence
-            and (self.keys is None or self.keys.capture is None)
-            and self.current_tokens().busy_re.search(chunk) is None
-        )
+    def absorbs(self, chunk: str) -> bool:
+        """Whether nothing in ``chunk`` can end the block or settle it, its lexer state then
+        moved past it: the hot path (policy 4). False leaves the state as it was."""
+        if (
+            self.carry
+            or self.heading
+            or self.awaiting_fence
+            or (self.keys is not None and self.keys.capture is not None)
+        ):
+            return False
+        if self.lexer is BodyLexer.JSON and self.skims:
+            in_string = self.in_string
+            if self.skim_json(chunk, 0) == len(chunk):
+                return True
+            self.in_string = in_string
+            return False
+        return self.current_tokens().busy_re.search(chunk) is None
 
     def body_dialect(self, body: str) -> Dialect:
         """Whose block this is, by its body: the first of the group that owns it."""
         return next((d for d in self.group if d.owns(body)), self.dialect)
 
     # -- the lexer --------------------------------------------------------------------
+
+    def skim_json(self, s: str, i: int) -> int:
+        """Move the JSON lexer over ``s`` from ``i`` through whole strings and plain runs.
+
+        Stops at the end, at a character a closing marker starts with outside a string,
+        or at a backslash ending ``s`` inside one (an escape split across chunks);
+        ``in_string`` says which side of a quote it stopped on.
+        """
+        rules = self.rules
+        if self.in_string:
+            i = rules.json_in_run.match(s, i).end()  # type: ignore[union-attr]
+            if i == len(s) or s[i] == "\\":
+                return i
+            self.in_string = False  # s[i] is the closing quote
+            i += 1
+        i = rules.json_out_run.match(s, i).end()  # type: ignore[union-attr]
+        if i < len(s) and s[i] == '"':  # a string that goes on past s
+            self.in_string = True
+            i = rules.json_in_run.match(s, i + 1).end()  # type: ignore[union-attr]
+        return i
 
     def current_tokens(self) -> Tokens:
         """The tokens the lexer looks for in its present state."""
@@ -266,6 +307,8 @@ class Block:
             if settled is not None:
                 return settled, 0, "not_a_call", n
         while i < n:
+            if self.lexer is BodyLexer.JSON and self.skims:
+                return self._scan_json(s, i)
             tokens = self.current_tokens()
             m = tokens.regex.search(s, i)
             capture = None if keys is None else keys.capture
@@ -334,6 +377,25 @@ class Block:
                     keys.last_key = None
             i = m.end()
         return None, 0, None, n
+
+    def _scan_json(self, s: str, i: int) -> tuple[int | None, int, str | None, int]:
+        """``scan`` in the JSON lexer, a run at a time: what the token loop finds, found
+        with one regex call per string-and-plain run instead of one per token."""
+        n = len(s)
+        rules = self.rules
+        out = rules.json_out
+        while True:
+            j = self.skim_json(s, i)
+            if j == n:
+                return None, 0, None, n
+            if self.in_string:  # a backslash ends s: the escape is judged whole next time
+                return None, 0, None, j
+            m = out.regex.match(s, j)
+            if m is not None:  # a closing marker (a quote would have been skimmed)
+                return j, m.end() - j, None, n
+            if s[j:] in out.prefixes:
+                return None, 0, None, j
+            i = j + 1
 
     def _head(self, s: str) -> int | None:
         """Where in ``s`` the body is certain to be no call (policy 8), or None.

@@ -196,7 +196,7 @@ class StreamDetector:
         if self._moves:
             self._moves = []
         block = self._block
-        if block is not None and block.length + len(chunk) <= self.max_block and block.quiet(chunk):
+        if block is not None and block.length + len(chunk) <= self.max_block and block.absorbs(chunk):
             # Hot path inside a block: nothing here can end it (policy 4: O(1) per character).
             block.append(chunk)
             return []
