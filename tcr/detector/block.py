@@ -223,22 +223,39 @@ class Block:
         return tail
 
     def absorbs(self, chunk: str) -> bool:
-        """Whether nothing in ``chunk`` can end the block or settle it, its lexer state then
-        moved past it: the hot path (policy 4). False leaves the state as it was."""
+        """Take ``chunk`` into the block if nothing in it can end the block or settle it:
+        the hot path (policy 4). False leaves everything as it was."""
         if (
-            self.carry
-            or self.heading
+            self.heading
             or self.awaiting_fence
             or (self.keys is not None and self.keys.capture is not None)
         ):
             return False
         if self.lexer is BodyLexer.JSON and self.skims:
-            in_string = self.in_string
-            if self.skim_json(chunk, 0) == len(chunk):
-                return True
-            self.in_string = in_string
+            return self._absorbs_json(chunk)
+        if self.carry or self.current_tokens().busy_re.search(chunk) is not None:
             return False
-        return self.current_tokens().busy_re.search(chunk) is None
+        self.parts.append(chunk)
+        self.length += len(chunk)
+        return True
+
+    def _absorbs_json(self, chunk: str) -> bool:
+        """``absorbs`` in the JSON lexer: a chunk read to its end, or to a closing marker's
+        beginning or an escape's backslash at its end (carried, as ``scan`` carries them)."""
+        s = self.carry + chunk
+        in_string = self.in_string
+        j = self.skim_json(s, 0)
+        n = len(s)
+        if j < n and (
+            not (s[j] == "\\" if self.in_string else s[j:] in self.rules.json_out.prefixes)
+        ):
+            self.in_string = in_string  # a closing marker, or a character that starts none
+            return False
+        self.carry = s[j:]
+        if j:
+            self.parts.append(s[:j])
+            self.length += j
+        return True
 
     def body_dialect(self, body: str) -> Dialect:
         """Whose block this is, by its body: the first of the group that owns it."""

@@ -196,9 +196,12 @@ class StreamDetector:
         if self._moves:
             self._moves = []
         block = self._block
-        if block is not None and block.length + len(chunk) <= self.max_block and block.absorbs(chunk):
+        if (
+            block is not None
+            and block.length + len(block.carry) + len(chunk) <= self.max_block
+            and block.absorbs(chunk)
+        ):
             # Hot path inside a block: nothing here can end it (policy 4: O(1) per character).
-            block.append(chunk)
             return []
         out: list[Event] = []
         self._consume(chunk, out)
