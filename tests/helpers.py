@@ -6,6 +6,8 @@ import json
 import random
 from collections.abc import Iterator, Sequence
 
+from hypothesis import strategies as st
+
 from tcr.detector import Event, Rejected, Text, ToolCall
 from tcr.detector.core import StreamDetector
 from tcr.detector.events import merge_text
@@ -57,3 +59,23 @@ def shown(events: Sequence[object]) -> str:
         for e in events
         if isinstance(e, Text | Rejected)
     )
+
+
+def steps(detector: StreamDetector, chunks: Sequence[str]) -> list[object]:
+    """What a detector shows after every chunk: the events, FSM state, held text, moves and
+    block format, then what ``finish`` gives: two runs that agree here agree for the TUI."""
+    seen: list[object] = []
+    for chunk in chunks:
+        events = detector.feed(chunk)
+        state = detector.state
+        seen.append((events, state.fsm, state.pending, state.moves, state.block_format))
+    seen.append((detector.finish(), detector.state.moves))
+    return seen
+
+
+@st.composite
+def cut(draw: st.DrawFn, texts: st.SearchStrategy[str]) -> list[str]:
+    """A text of ``texts`` cut at any set of points."""
+    text = draw(texts)
+    cuts = sorted(draw(st.sets(st.integers(0, len(text)), max_size=len(text))))
+    return [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]

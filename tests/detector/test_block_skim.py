@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from unittest import mock
 
+from helpers import cut, steps
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -45,23 +46,6 @@ texts = st.lists(
 ).map(lambda blocks: "".join(a + b + c for a, b, c in blocks))
 
 
-@st.composite
-def chunkings(draw: st.DrawFn) -> list[str]:
-    text = draw(texts)
-    cuts = sorted(draw(st.sets(st.integers(0, len(text)), max_size=len(text))))
-    return [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
-
-
-def steps(detector: StreamDetector, chunks: list[str]) -> list[object]:
-    seen: list[object] = []
-    for chunk in chunks:
-        events = detector.feed(chunk)
-        state = detector.state
-        seen.append((events, state.fsm, state.pending, state.moves, state.block_format))
-    seen.append((detector.finish(), detector.state.moves))
-    return seen
-
-
 def token_by_token(dialects: list[str] | None, chunks: list[str]) -> list[object]:
     with mock.patch.object(Block, "skims", False):
         return steps(StreamDetector(dialects=dialects), chunks)
@@ -71,7 +55,7 @@ def test_json_bodied_dialects_are_found() -> None:
     assert {"hermes", "harmony", "python_tag"} <= set(JSON_BODIED)
 
 
-@given(chunkings(), st.sampled_from([None, ["hermes"], ["harmony"], ["python_tag", "think"]]))
+@given(cut(texts), st.sampled_from([None, ["hermes"], ["harmony"], ["python_tag", "think"]]))
 def test_skimming_does_what_the_token_loop_does(
     chunks: list[str], dialects: list[str] | None
 ) -> None:

@@ -5,6 +5,7 @@ chunk (the TUI steps through those)."""
 
 from __future__ import annotations
 
+from helpers import cut, steps
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -28,29 +29,12 @@ class LongWay(StreamDetector):
         return super()._print(text, out)
 
 
-@st.composite
-def chunkings(draw: st.DrawFn) -> list[str]:
-    text = draw(texts)
-    cuts = sorted(draw(st.sets(st.integers(0, len(text)), max_size=len(text))))
-    return [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
-
-
-def steps(detector: StreamDetector, chunks: list[str]) -> list[object]:
-    seen: list[object] = []
-    for chunk in chunks:
-        events = detector.feed(chunk)
-        state = detector.state
-        seen.append((events, state.fsm, state.pending, state.moves))
-    seen.append((detector.finish(), detector.state.moves))
-    return seen
-
-
 def test_the_long_way_is_taken_by_a_subclass_that_changes_print_and_only_then() -> None:
     assert StreamDetector._fast_hold and not LongWay._fast_hold
 
 
 @settings(max_examples=400)
-@given(chunkings(), st.sampled_from([None, ["hermes"], ["phi4_mini_json", "gigachat3"]]))
+@given(cut(texts), st.sampled_from([None, ["hermes"], ["phi4_mini_json", "gigachat3"]]))
 def test_the_hot_path_does_what_the_long_way_does(
     chunks: list[str], dialects: list[str] | None
 ) -> None:
