@@ -104,6 +104,10 @@ class Block:
         if BY_ID[self.dialect].closing is Closing.FENCED:
             # The balancing brace closed the block; what came of the fence is text.
             return raw[:at], _join(self._verdict(self.body), Truth(text=raw[opener + body : at]))
+        if at > opener + body + 1 and BY_ID[self.dialect].reads_cut_closer and not self.reasoning:
+            # Past "</" the closing tag can only be this block's: read as if it were whole
+            # (Qwen3-Coder, MiniMax: docs/dialect-sources.md).
+            return raw[:at], self._verdict(raw[opener:at])
         partial = raw[opener:at]  # body and a cut-short closing marker: unterminated
         if self.reasoning:
             return raw[:at], Truth(reasoning=partial)

@@ -6,10 +6,16 @@ Reads are never merged, however far the reader falls behind: aiohttp's
 not. :meth:`BodyReader.take` waits for the next read and takes every read that
 has already arrived with it, so a recorder that lags catches up in one step
 (one write to the client, one flush to the file) and still keeps each read.
+
+Each wait for a read is bounded by the reader's own ``timeout``, whatever aiohttp
+does: its ``sock_read`` timeout does not fire when its HTTP parser stalls on a
+malformed chunk-size line (aiohttp 3.14: ``zz\r\n`` after a valid chunk left
+``tcr record --timeout 3`` waiting forever).
 """
 
 from __future__ import annotations
 
+import asyncio
 import collections
 
 import aiohttp
@@ -20,21 +26,24 @@ __all__ = ["BodyReader"]
 class BodyReader:
     """Takes the reads of one aiohttp response body."""
 
-    def __init__(self, content: aiohttp.StreamReader) -> None:
+    def __init__(self, content: aiohttp.StreamReader, timeout: float | None = None) -> None:
         self.content = content
+        self.timeout = timeout  # seconds without a read before TimeoutError; None: no bound
         self.consumed = 0
         self._failure: BaseException | None = None
 
     async def take(self) -> list[bytes]:
         """Wait for the next read, then take those already buffered too (without
         waiting). ``[]`` at the end of the body. A failure of the stream (a
-        disconnect, a timeout) is raised once no read taken before it is left."""
+        disconnect, ``timeout`` seconds without a read) is raised once no read taken
+        before it is left."""
         if self._failure is not None:
             raise self._failure
         reads: list[bytes] = []
         try:
             while True:
-                data, end_of_chunk = await self.content.readchunk()
+                async with asyncio.timeout(self.timeout):
+                    data, end_of_chunk = await self.content.readchunk()
                 if data:
                     reads.append(data)
                     self.consumed += len(data)

@@ -146,7 +146,7 @@ async def capture_body(
     progress: Progress | None = None,
 ) -> Recorded:
     """Feed ``capture`` every read of ``content`` and close it with the outcome."""
-    reader = BodyReader(content)
+    reader = BodyReader(content, timeout)
     try:
         while reads := await reader.take():
             capture.feed(reads)

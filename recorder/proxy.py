@@ -265,7 +265,7 @@ class RecordingProxy(AsyncService):
         response: web.StreamResponse,
         capture: Capture | None,
     ) -> None:
-        reader = BodyReader(upstream.content)
+        reader = BodyReader(upstream.content, self.timeout)
         error: str | None = None
         unrecorded: list[bytes] = []  # forwarded (or being forwarded), not yet recorded
         arrived_ns = 0

@@ -247,3 +247,61 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+# A chunked response whose second chunk-size line is not hexadecimal: aiohttp 3.14's
+# parser stalls on it without raising or timing out, and the server keeps the
+# connection open.
+MALFORMED_CHUNK = (
+    b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+    b"Transfer-Encoding: chunked\r\n\r\n"
+    b'10\r\ndata: {"a": 1}\n\n\r\n',
+    b"zz\r\ndata: x\n\n\r\n",
+)
+
+
+class RawUpstream:
+    """``with RawUpstream(parts) as url:`` answers every request with ``parts``, the raw
+    bytes of an HTTP response written a little apart, then holds the connection open
+    without a word: what no aiohttp handler can send."""
+
+    def __init__(self, parts: tuple[bytes, ...]) -> None:
+        self.parts = parts
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.server: asyncio.Server | None = None
+        self.url = ""
+
+    async def _answer(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            await reader.readuntil(b"\r\n\r\n")
+            for part in self.parts:
+                writer.write(part)
+                await writer.drain()
+                await asyncio.sleep(0.05)
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:  # stopped: a cancelled handler is logged as an error
+            writer.close()
+
+    async def _start(self) -> None:
+        self.server = await asyncio.start_server(self._answer, "127.0.0.1", 0)
+        self.url = f"http://127.0.0.1:{self.server.sockets[0].getsockname()[1]}"
+
+    async def _stop(self) -> None:
+        assert self.server is not None
+        self.server.close()
+        others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in others:
+            task.cancel()
+        await asyncio.gather(*others, return_exceptions=True)
+
+    def __enter__(self) -> RawUpstream:
+        self.thread.start()
+        asyncio.run_coroutine_threadsafe(self._start(), self.loop).result(timeout=10)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        asyncio.run_coroutine_threadsafe(self._stop(), self.loop).result(timeout=10)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(timeout=10)
+        self.loop.close()

@@ -13,6 +13,8 @@ import aiohttp
 import pytest
 from aiohttp import web
 from record_upstreams import (
+    MALFORMED_CHUNK,
+    RawUpstream,
     Upstream,
     free_port,
     llamacpp_events,
@@ -180,6 +182,18 @@ def test_a_stream_that_stalls_times_out_and_keeps_what_arrived(
     recorded = record_sync(f"{upstream.url}/stall", BODY, tmp_path, timeout=0.3)
     assert recorded.error == "timed out after 0.3s without data"
     assert body_of(recorded.path) == b"".join(openai_events(5)[:2])
+
+
+def test_a_malformed_chunk_size_line_times_out_and_keeps_what_arrived(tmp_path: Path) -> None:
+    # aiohttp's parser stalls on it and its own read timeout never fires: the recorder's
+    # deadline holds all the same (it used to wait forever).
+    with RawUpstream(MALFORMED_CHUNK) as server:
+        started = time.monotonic()
+        url = f"{server.url}/v1/chat/completions"
+        recorded = asyncio.run(asyncio.wait_for(record(url, BODY, tmp_path, timeout=0.5), 10))
+    assert time.monotonic() - started < 5
+    assert recorded.error == "timed out after 0.5s without data"
+    assert body_of(recorded.path) == b'data: {"a": 1}\n\n'
 
 
 def test_a_server_that_never_answers_times_out_and_writes_nothing(

@@ -10,7 +10,15 @@ from pathlib import Path
 
 import aiohttp
 import pytest
-from record_upstreams import Upstream, free_port, llm_app, ollama_lines, openai_events
+from record_upstreams import (
+    MALFORMED_CHUNK,
+    RawUpstream,
+    Upstream,
+    free_port,
+    llm_app,
+    ollama_lines,
+    openai_events,
+)
 from yarl import URL
 
 from tcr.corpus import read_recording
@@ -161,6 +169,18 @@ def test_upstream_stalling_mid_stream_times_out(upstream: Upstream, tmp_path: Pa
         [result] = proxy.recordings
     assert result.error == "timed out after 0.3s without data"
     assert result.frame_count == 2
+
+
+def test_upstream_stalling_on_a_malformed_chunk_times_out(tmp_path: Path) -> None:
+    with (
+        RawUpstream(MALFORMED_CHUNK) as server,
+        running_proxy(server.url, tmp_path, timeout=0.5) as proxy,
+    ):
+        with pytest.raises(aiohttp.ClientPayloadError):
+            asyncio.run(asyncio.wait_for(fetch(f"{proxy.url}/v1/chat/completions"), 10))
+        [result] = proxy.recordings
+    assert result.error == "timed out after 0.5s without data"
+    assert result.frame_count == 1
 
 
 def test_unreachable_upstream_is_a_502_naming_it(tmp_path: Path) -> None:
