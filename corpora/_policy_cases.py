@@ -219,8 +219,8 @@ POLICY_CASES: tuple[Case, ...] = (
         file="policy_07_no_tools_rejects_every_call.msgpack",
         bug="policy-7-no-tools-rejects-every-call",
         note=(
-            'Policy 7 and PR #879: with tool_choice "none" no tool is declared, yet Gemma wrote '
-            "a call; it must be rejected and shown as text, not leak <|tool_call>."
+            "Policy 7 and PR #879: the request declared no tool, yet Gemma wrote a call; it "
+            "must be rejected and shown as text, not leak <|tool_call>."
         ),
         dialect="gemma4",
         via=GEMMA4,
@@ -229,8 +229,6 @@ POLICY_CASES: tuple[Case, ...] = (
             '<|tool_call>call:get_weather{city:<|"|>Paris<|"|>}<tool_call|>', *GEMMA4_TOKENS
         ),
         tools=(),
-        offered=("get_weather",),
-        extra={"tool_choice": "none"},
         expect=Expect(text='call:get_weather{city:<|"|>Paris<|"|>}'),
     ),
     Case(
@@ -325,8 +323,8 @@ POLICY_CASES: tuple[Case, ...] = (
         file="policy_12_rejected_content_stripped.msgpack",
         bug="policy-12-rejected-content-stripped",
         note=(
-            "Policy 12 and PR #879: tool_choice narrowed the tools to get_weather, Llama called "
-            "get_time anyway, and the rejected call reached the caller with <|python_tag|> in it."
+            "Policy 12 and PR #879: the request offered only get_weather, Llama called get_time "
+            "anyway, and the rejected call reached the caller with <|python_tag|> in it."
         ),
         dialect="python_tag",
         via=MLX_LLAMA31,
@@ -336,8 +334,6 @@ POLICY_CASES: tuple[Case, ...] = (
             *LLAMA3_TOKENS,
         ),
         tools=("get_weather",),
-        offered=("get_weather", "get_time"),
-        extra={"tool_choice": {"type": "function", "function": {"name": "get_weather"}}},
         expect=Expect(text='{"name": "get_time", "parameters": {"tz": "Europe/Paris"}}'),
     ),
     Case(

@@ -18,6 +18,7 @@ from tcr.dialects._record import (
     Closing,
     Dialect,
     Draws,
+    Engines,
     Example,
     Grammar,
     Head,
@@ -39,6 +40,7 @@ __all__ = [
     "Dialect",
     "DialectRow",
     "Draws",
+    "Engines",
     "Example",
     "Grammar",
     "Head",
@@ -137,7 +139,8 @@ class DialectRow:
     special_tokens: tuple[str, ...]  # of its opening and closing markers, those one token
     opens_where: str  # "anywhere", or "message start" (only while all before is white space)
     example: str
-    parser_names: tuple[str, ...]  # the engines' --tool-call-parser / reasoning parser names
+    parser_names: tuple[str, ...]  # every engine's parser name for it (Engines.names)
+    engines: Engines  # the same names, by engine
     aliases: tuple[str, ...] = ()  # the aliases (ALIASES) that claim it
 
     def as_dict(self) -> dict[str, Any]:
@@ -152,6 +155,7 @@ class DialectRow:
             "example": self.example,
             "parser_names": list(self.parser_names),
             "aliases": list(self.aliases),
+            "engines": self.engines.as_dict(),
         }
 
 
@@ -168,6 +172,7 @@ def rows() -> list[DialectRow]:
             opens_where="anywhere" if d.anywhere else "message start",
             example=d.example.text,
             parser_names=d.parser_names,
+            engines=d.engines,
             aliases=tuple(alias for alias, ids in ALIASES.items() if d.id in ids),
         )
         for d in DIALECTS

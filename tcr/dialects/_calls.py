@@ -13,13 +13,17 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Literal
 
 from tcr.errors import TcrError
 
 __all__ = [
+    "ARGUMENT_KEYS",
+    "ArgumentKeys",
     "BodyError",
     "ParsedCall",
+    "Trim",
     "call",
     "call_from_json",
     "canonical_arguments",
@@ -135,16 +139,26 @@ def _json_kind(value: object) -> str:
 
 # --- JSON call shapes ------------------------------------------------------------
 
-# Keys that may sit beside "name" when arguments are missing (see _flat_call).
+# Keys that may sit beside "name" when arguments are missing (see _call_or_error).
 _ENVELOPE_KEYS = frozenset({"name", "type", "id"})
 
+ArgumentKeys = tuple[str, ...]
+# The keys a call's arguments may sit under: Meta's Llama prompts write "parameters".
+ARGUMENT_KEYS: ArgumentKeys = ("arguments", "parameters")
 
-def call_from_json(obj: object, *, arguments_optional: bool = False) -> ParsedCall | None:
+
+def call_from_json(
+    obj: object, *, arguments_optional: bool = False, keys: ArgumentKeys = ARGUMENT_KEYS
+) -> ParsedCall | None:
     """The call a decoded JSON value spells, or ``None`` if it is not call-shaped.
 
     Accepted: ``{"name", "arguments" | "parameters"}`` (arguments an object, or a
-    string holding one, or a blank string meaning ``{}``); OpenAI's
-    ``{"type": "function", "function": {…}}``. Llama 3.2's
+    string holding one, or a blank string meaning ``{}``); ``keys`` narrows the
+    arguments keys a dialect's engines read. OpenAI's ``{"type": "function",
+    "function": {…}}`` is the API's delta shape, not a model's call: no engine reads
+    it (vLLM's hermes parser indexes ``function_call["name"]``, SGLang's
+    ``BaseFormatDetector.parse_base_json`` ``act.get("name")``, llama.cpp's Hermes
+    parser opens on ``{"name"``), so it is not a call. Llama 3.2's
     ``{"type": "function", "function": NAME, "parameters": {…}}`` has no
     ``name`` and is not a call: PR #2262 settled that such JSON is content (ARCHITECTURE.md §15.3),
     and the bare_json row of ARCHITECTURE.md §5.3 asks for ``name``. Missing
@@ -152,7 +166,7 @@ def call_from_json(obj: object, *, arguments_optional: bool = False) -> ParsedCa
     already said "this is a call") and nothing but ``name``/``type``/``id`` is
     present. Never raises.
     """
-    found = _call_or_error(obj, arguments_optional)
+    found = _call_or_error(obj, arguments_optional, keys)
     return found if isinstance(found, ParsedCall) else None
 
 
@@ -160,33 +174,26 @@ def _not_a_call(detail: str) -> BodyError:
     return BodyError("not_a_call", detail)
 
 
-def _call_or_error(obj: object, arguments_optional: bool) -> ParsedCall | BodyError:
+def _call_or_error(
+    obj: object, arguments_optional: bool, keys: ArgumentKeys = ARGUMENT_KEYS
+) -> ParsedCall | BodyError:
     """The call, or the error saying why ``obj`` is not one (returned, not raised)."""
     if not isinstance(obj, dict):
         return _not_a_call(f"a JSON {_json_kind(obj)} is not a call object")
-    if "name" in obj or "function" not in obj:
-        return _flat_call(obj, arguments_optional)
-    if obj.get("type", "function") != "function":
-        return _not_a_call(f'"type" is {obj.get("type")!r}, not "function"')
-    function = obj["function"]
-    if isinstance(function, dict):
-        return _flat_call(function, arguments_optional)
-    return _not_a_call(f'"function" is a {_json_kind(function)}, not an object with a "name"')
-
-
-def _flat_call(obj: dict[str, object], arguments_optional: bool) -> ParsedCall | BodyError:
     name = obj.get("name")
     if not isinstance(name, str) or not name.strip():
+        if isinstance(obj.get("function"), dict):
+            return _not_a_call('the OpenAI {"function": {…}} shape, which no engine reads')
         return _not_a_call('an object without a non-empty string "name"')
     if not _is_unicode(name):
         return BodyError("malformed", "the name holds a lone surrogate escape")
-    for key in ("arguments", "parameters"):
+    for key in keys:
         if key in obj:
             return _with_arguments(name, obj[key], key)
     # A bare {"name": "Alice"} is an answer as often as a call: only a marker makes it one.
     if arguments_optional and obj.keys() <= _ENVELOPE_KEYS:
         return ParsedCall(name, "{}")
-    return _not_a_call(f'{name!r} has no "arguments" or "parameters"')
+    return _not_a_call(f"{name!r} has no {' or '.join(map(repr, keys))}")
 
 
 def _with_arguments(name: str, value: object, key: str) -> ParsedCall | BodyError:
@@ -203,8 +210,8 @@ def _with_arguments(name: str, value: object, key: str) -> ParsedCall | BodyErro
         return BodyError(exc.reason, f"{key!r} of {name!r}: {exc.detail}")
 
 
-def call(obj: object, arguments_optional: bool) -> ParsedCall:
-    found = _call_or_error(obj, arguments_optional)
+def call(obj: object, arguments_optional: bool, keys: ArgumentKeys = ARGUMENT_KEYS) -> ParsedCall:
+    found = _call_or_error(obj, arguments_optional, keys)
     if isinstance(found, BodyError):
         raise found
     return found
@@ -214,21 +221,23 @@ def json_call(body: str, arguments_optional: bool = True) -> list[ParsedCall]:
     return [call(decode_whole(body), arguments_optional)]
 
 
-def json_calls(body: str) -> list[ParsedCall]:
-    """A call object, or a non-empty array of them (``<tools>``, ``[TOOL_CALLS]``)."""
+def json_calls(body: str, keys: ArgumentKeys = ARGUMENT_KEYS) -> list[ParsedCall]:
+    """A call object, or a non-empty array of them (``<tools>``, ``[TOOL_CALLS]``), their
+    arguments under one of ``keys``."""
     value = decode_whole(body)
     if not isinstance(value, list):
-        return [call(value, True)]
+        return [call(value, True, keys)]
     if not value:
         raise BodyError("not_a_call", "an empty array holds no call")
-    return [call(item, True) for item in value]
+    return [call(item, True, keys) for item in value]
 
 
 # --- names and XML-ish pairs ------------------------------------------------------
 
-# A tool name written outside JSON: a letter or "_" first, then word characters,
-# "." or "-" (MCP-style "server.tool", "shell-exec"). No white space, so prose is refused.
-_NAME = re.compile(r"[^\W\d][\w.\-]*")
+# A tool name written outside JSON: OpenAI's ^[a-zA-Z0-9_-]{1,64}$ (so "9search" too; the
+# engines take the name as written), widened to any word character and "." for MCP-style
+# "server.tool". No white space, so prose is refused.
+_NAME = re.compile(r"[\w\-][\w.\-]*")
 
 
 def check_name(name: str, where: str) -> str:
@@ -237,16 +246,33 @@ def check_name(name: str, where: str) -> str:
     return name
 
 
-def _trimmed(raw: str) -> str:
-    # Exactly one newline is trimmed at each end because the templates put the
-    # value on its own line; more would eat white space the value really has.
-    return raw.removeprefix("\n").removesuffix("\n")
+class Trim(Enum):
+    """What a dialect's engines cut from the ends of an XML-ish value before typing it."""
+
+    # The value as written: GLM's and MiniMax M2's templates write it inline, and the
+    # engines keep its white space (vLLM 0.34 vllm/parser/glm47_moe.py and minimax_m2.py:
+    # "surrounding whitespace is data"; SGLang's glm47 ``_parse_argument_pairs`` and
+    # minimax-m2 streaming ``_parse_and_stream_parameters``).
+    NOTHING = "nothing"
+    # One newline at each end: Qwen3-Coder's template puts the value on its own line
+    # (vLLM ``_trim_wrapping_newlines``, SGLang ``Qwen3CoderDetector``); more would eat
+    # white space the value really has.
+    ONE_NEWLINE = "one_newline"
+    # All white space at each end (vLLM's and SGLang's step3 parsers: ``value.strip()``).
+    WHITESPACE = "whitespace"
+
+    def __call__(self, raw: str) -> str:
+        if self is Trim.ONE_NEWLINE:
+            return raw.removeprefix("\n").removesuffix("\n")
+        if self is Trim.WHITESPACE:
+            return raw.strip()
+        return raw
 
 
-def _text_value(raw: str) -> object:
+def _text_value(raw: str, trim: Trim) -> object:
     """An XML-ish argument value: text, or JSON when it plainly is an object or array
     (without a schema; ``tcr.tool_specs`` types it by one)."""
-    value = _trimmed(raw)
+    value = trim(raw)
     if value[:1] in ("{", "["):
         try:
             return decode_whole(value)
@@ -275,20 +301,20 @@ def walk(pattern: re.Pattern[str], text: str, what: str) -> list[tuple[str, str]
     return [(match.group(1), match.group(2)) for match in matches(pattern, text, what)]
 
 
-def text_arguments(pairs: list[tuple[str, str]]) -> str:
+def text_arguments(pairs: list[tuple[str, str]], trim: Trim) -> str:
     """Arguments from XML-ish key/value pairs; a repeated key keeps its last value, as in JSON."""
     arguments: dict[str, object] = {}
     for key, value in pairs:
         if not key.strip():
             raise BodyError("malformed", "an argument with an empty name")
-        arguments[key.strip()] = _text_value(value)
+        arguments[key.strip()] = _text_value(value, trim)
     return canonical_arguments(arguments)
 
 
-def text_call(name: str, pairs: list[tuple[str, str]]) -> ParsedCall:
+def text_call(name: str, pairs: list[tuple[str, str]], trim: Trim) -> ParsedCall:
     """A call of an untyped body: its arguments read without a schema, and the texts."""
-    texts = tuple((key.strip(), _trimmed(value)) for key, value in pairs)
-    return ParsedCall(name, text_arguments(pairs), texts)
+    texts = tuple((key.strip(), trim(value)) for key, value in pairs)
+    return ParsedCall(name, text_arguments(pairs, trim), texts)
 
 
 def skip_space(text: str, pos: int) -> int:

@@ -20,6 +20,7 @@ from tcr.dialects._record import (
     Closing,
     Dialect,
     Draws,
+    Engines,
     Example,
     Grammar,
     Kind,
@@ -55,7 +56,7 @@ def reasoning_dialect(
     then_call: ThenCall,
     note: str,
     cases: tuple[RegressionCase, ...],
-    parser_names: tuple[str, ...],
+    engines: Engines,
 ) -> Dialect:
     """The record of a reasoning dialect between ``opens`` and ``closes``."""
     record: Dialect
@@ -98,7 +99,7 @@ def reasoning_dialect(
             ),
         ),
         cases=cases,
-        parser_names=parser_names,
+        engines=engines,
         special_tokens=frozenset({opens, closes}),
         kind=Kind.REASONING,
         first_lexer=BodyLexer.PLAIN,

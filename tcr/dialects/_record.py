@@ -26,6 +26,7 @@ __all__ = [
     "Closing",
     "Dialect",
     "Draws",
+    "Engines",
     "Example",
     "Grammar",
     "Head",
@@ -265,6 +266,31 @@ def _any_body(body: str) -> bool:
 
 
 @dataclass(frozen=True, slots=True)
+class Engines:
+    """The names the serving engines give their parser of a dialect, so a claim can be
+    written from any of them (docs/dialect-sources.md, §4): vLLM's and SGLang's
+    ``--tool-call-parser`` names (a reasoning dialect: their reasoning parser names), and
+    llama.cpp's ``common_chat_format`` name where it has one (``COMMON_CHAT_FORMAT_`` left
+    off; llama.cpp derives most formats from the chat template and names few)."""
+
+    vllm: tuple[str, ...] = ()
+    sglang: tuple[str, ...] = ()
+    llamacpp: tuple[str, ...] = ()
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Every name, each once, vLLM's first."""
+        return tuple(dict.fromkeys((*self.vllm, *self.sglang, *self.llamacpp)))
+
+    def as_dict(self) -> dict[str, list[str]]:
+        return {
+            "vllm": list(self.vllm),
+            "sglang": list(self.sglang),
+            "llama.cpp": list(self.llamacpp),
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class Dialect:
     """One dialect: its markers, how its blocks are read, written, forced and pinned.
 
@@ -283,12 +309,16 @@ class Dialect:
     example: Example
     grammars: tuple[Grammar, ...]
     cases: tuple[RegressionCase, ...]
-    parser_names: tuple[str, ...] = ()  # the engines' --tool-call-parser / reasoning names
+    engines: Engines = Engines()  # each serving engine's name for its parser of it
     special_tokens: frozenset[str] = frozenset()  # markers that are one token to the model
     anywhere: bool = True  # False: only while all content so far is white space
     kind: Kind = Kind.CALL
     keep: int = 0  # trailing characters of the opening marker that belong to the body
     closed_by_end: bool = False  # end of message is a normal close, not "unterminated"
+    # A message that ends inside the closing marker, after a whole body, still holds the
+    # body's calls: the engines have them before the closer (its cut-off prefix is no part
+    # of the body). False: such a block is unterminated, as any other.
+    reads_cut_closer: bool = False
     # The opener also starts plain JSON answers: JSON that is not call-shaped is
     # "not_a_call", shown verbatim, and released as soon as it is certain (policy 8).
     answer_like: bool = False
@@ -304,6 +334,11 @@ class Dialect:
     # Its bodies carry no JSON types: every value is text, which parsers type by the
     # tool's schema (DESIGN §5, "Tools with schemas"; ``tcr.tool_specs``).
     schema_typed: bool = False
+
+    @property
+    def parser_names(self) -> tuple[str, ...]:
+        """Every engine's name for its parser of this dialect (``Engines.names``)."""
+        return self.engines.names
 
     def lexer_for(self, first: str) -> BodyLexer | None:
         """The body lexer a body starting with ``first`` needs, if this dialect names one."""

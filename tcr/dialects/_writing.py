@@ -13,11 +13,13 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from tcr.dialects._calls import Trim
 from tcr.dialects._record import Call, Dialect, Draws, JsonStyle, Rendered, Tools
 
 __all__ = [
     "FLAVORS",
     "MAX_CALLS",
+    "SHAPES",
     "XML_FLAVORS",
     "XML_KEY_TYPES",
     "BodyText",
@@ -32,7 +34,9 @@ __all__ = [
 # How a block goes wrong, most often not at all; shrinking ends on "call".
 FLAVORS = ("call", "call", "call", "missing_name", "name_only", "not_a_call")
 XML_FLAVORS = ("call", "call", "call", "missing_name")
-_SHAPES = ("arguments", "parameters", "arguments_first", "openai")
+# How a call object spells its arguments. Not OpenAI's {"type": "function", "function": {…}}:
+# no engine reads it as a model's call (tcr.dialects._calls.call_from_json).
+SHAPES = ("arguments", "parameters", "arguments_first")
 # XML-ish argument keys and the JSON Schema type of the values written under them: the
 # values are text, so a parser types them by the tool's schema (DESIGN §5, "Tools with
 # schemas"); fuzz generates schemas that say these types.
@@ -69,7 +73,7 @@ def _declared(name: str, tools: Tools) -> bool:
 
 
 def _call_object(
-    draws: Draws, name: str, flavor: str, *, optional: bool, markup: bool
+    draws: Draws, name: str, flavor: str, *, optional: bool, markup: bool, shapes: Sequence[str]
 ) -> tuple[object, Call | None]:
     """A JSON call object (or a near miss) and the call it is, if any.
 
@@ -77,7 +81,7 @@ def _call_object(
     marker already said "call"); fenced and bare JSON need the arguments.
     """
     src = draws.tail
-    shape = src.choice(_SHAPES)
+    shape = src.choice(shapes)
     as_string = src.flag()  # OpenAI style: the arguments object serialised as a string
     args = draws.arguments(markup=markup)
     value: object = args
@@ -94,8 +98,6 @@ def _call_object(
         return {"name": name, "parameters": value}, call
     if shape == "arguments_first":
         return {"arguments": value, "name": name}, call
-    if shape == "openai":
-        return {"type": "function", "function": {"name": name, "arguments": value}}, call
     return {"name": name, "arguments": value}, call
 
 
@@ -116,13 +118,21 @@ class Calls:
 
 
 def json_calls(
-    draws: Draws, calls: Calls, *, optional: bool, markup: bool = True
+    draws: Draws,
+    calls: Calls,
+    *,
+    optional: bool,
+    markup: bool = True,
+    shapes: Sequence[str] = SHAPES,
 ) -> tuple[list[object], tuple[Call, ...]]:
-    """The call objects of ``calls`` (near misses included) and the calls they are."""
+    """The call objects of ``calls`` (near misses included) and the calls they are;
+    ``shapes``: how their arguments may be spelled (``SHAPES``)."""
     objects: list[object] = []
     found: list[Call] = []
     for name, flavor in zip(calls.names, calls.flavors(), strict=True):
-        obj, call = _call_object(draws, name, flavor, optional=optional, markup=markup)
+        obj, call = _call_object(
+            draws, name, flavor, optional=optional, markup=markup, shapes=shapes
+        )
         objects.append(obj)
         if call is not None:
             found.append(call)
@@ -176,7 +186,7 @@ def one_json_call(dialect: Dialect, draws: Draws, tools: Tools) -> Rendered:
 # --- XML-ish values (Qwen3-Coder, GLM) ------------------------------------------------
 
 
-def _xml_value(draws: Draws, kind: str, *, wrapped: bool) -> tuple[str, object]:
+def _xml_value(draws: Draws, kind: str, *, wrapped: bool, trim: Trim) -> tuple[str, object]:
     """An XML-ish value of JSON Schema type ``kind`` as written (text), and what it means."""
     src = draws.tail
     if kind == "integer":
@@ -194,7 +204,9 @@ def _xml_value(draws: Draws, kind: str, *, wrapped: bool) -> tuple[str, object]:
             value = {"items": value}
         return json_text(value, draws.json_style()), value
     text: str = _no_tags(draws.string(markup=False))
-    if not wrapped:  # one newline at each end is the template's, not the value's
+    if trim is Trim.WHITESPACE:  # the engines strip it: it cannot be the value's
+        text = text.strip()
+    elif trim is Trim.ONE_NEWLINE and not wrapped:  # one newline at each end is the template's
         text = text.strip("\n")
     if text[:1] in ("{", "["):  # would be read as JSON if it parsed: keep it text
         text = "x" + text
@@ -214,14 +226,18 @@ def _no_tags(value: Any) -> Any:
     return value
 
 
-def xml_arguments(draws: Draws, *, wrapped: bool | None = None) -> list[tuple[str, str, object]]:
+def xml_arguments(
+    draws: Draws, *, wrapped: bool | None = None, trim: Trim = Trim.ONE_NEWLINE
+) -> list[tuple[str, str, object]]:
     """Drawn ``(key, value as written, value as meant)`` triples for an XML-ish call; each
-    value has its key's type (``XML_KEY_TYPES``)."""
+    value has its key's type (``XML_KEY_TYPES``). ``wrapped``: values on their own lines
+    (always, never, or drawn: ``None``), which a dialect whose engines keep a value as
+    written (``Trim.NOTHING``) never is."""
     src = draws.tail
     keys = dict.fromkeys(src.choice(XML_KEY_TYPES) for _ in range(src.count(3)))
     out = []
     for key, kind in keys:
-        wrap = src.flag() if wrapped is None else wrapped
-        written, meant = _xml_value(draws, kind, wrapped=wrap)
+        wrap = trim is not Trim.NOTHING and (src.flag() if wrapped is None else wrapped)
+        written, meant = _xml_value(draws, kind, wrapped=wrap, trim=trim)
         out.append((key, "\n" + written + "\n" if wrap else written, meant))
     return out

@@ -20,6 +20,7 @@ from typing import Any
 from tcr.dialects._calls import (
     BodyError,
     ParsedCall,
+    Trim,
     canonical_arguments,
     check_name,
     decode_whole,
@@ -37,24 +38,26 @@ from tcr.dialects._writing import (
     xml_arguments,
 )
 
-__all__ = ["XmlCalls"]
+__all__ = ["XmlCalls", "without_cut_closer"]
 
 # A near miss: the parameters written without the element that names the tool.
 _BARE = "bare_parameters"
 
 
 @cache
-def _element(opening: str, quote: str, closing: str) -> re.Pattern[str]:
+def _element(opening: str, quote: str, closing: str, scanned: bool = False) -> re.Pattern[str]:
     """``opening`` + quoted name + ``>``, the inner text, and ``closing``.
 
     The lookahead makes a closing tag count only where the structure may go on, so a
     value that mentions it in passing does not end early (vLLM's non-greedy
-    ``<invoke name=(.*?)</invoke>`` does).
+    ``<invoke name=(.*?)</invoke>`` does). ``scanned``: the first closing tag ends the
+    element, as every engine reads MiniMax M2's.
     """
     name = r'[^"\n>]*' if quote else r"[^>\n]*"
+    after = r"\s*" if scanned else rf"\s*(?={re.escape(opening)}|\Z)"
     return re.compile(
         rf"{re.escape(opening + quote)}({name}){re.escape(quote)}>(.*?){re.escape(closing)}"
-        rf"\s*(?={re.escape(opening)}|\Z)",
+        + after,
         re.S,
     )
 
@@ -68,6 +71,21 @@ def _typed_parameter(opening: str, attribute: str, closing: str) -> re.Pattern[s
         rf"{re.escape(closing)}\s*(?={re.escape(opening)}|\Z)",
         re.S,
     )
+
+
+def without_cut_closer(body: str, closer: str) -> str:
+    """``body`` less a prefix of ``closer`` the end of the message cut it at (``</tool_``).
+
+    At least ``</``: a lone ``<`` may as well begin the next element, which leaves the
+    block unterminated (policy 5). A body that is nothing more is still no call.
+    """
+    for k in range(len(closer) - 1, 1, -1):
+        if body.endswith(closer[:k]):
+            body = body[:-k]
+            if not body.strip():
+                raise BodyError("malformed", "the block is empty")
+            return body
+    return body
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -91,6 +109,11 @@ class XmlCalls:
     # The parameter attribute that types each value: "true" text as written, "false"
     # JSON; "": every value is text that the tool's schema types.
     typed_by: str = ""
+    trim: Trim = Trim.ONE_NEWLINE  # what the engines cut from a value's ends
+    # Read the way every engine reads the dialect: the first closing tag ends an element
+    # (a value cannot hold one) and text between elements is skipped. False: elements
+    # follow one another, and a closing tag counts only where the structure goes on.
+    scanned: bool = False
 
     @property
     def tokens(self) -> tuple[str, ...]:
@@ -98,21 +121,34 @@ class XmlCalls:
 
     def parse(self, body: str) -> list[ParsedCall]:
         """The calls of ``body``: call elements, one or more, and nothing else."""
-        pattern = _element(self.call, self.quote, self.call_close)
-        elements = walk(pattern, body.strip(), self.call_what)
+        pattern = _element(self.call, self.quote, self.call_close, self.scanned)
+        elements = self._read(pattern, body.strip(), self.call_what, whole=self.call)
         if not elements and self.no_call is not None:
             raise BodyError("malformed", self.no_call)
-        parameter = _element(self.parameter, self.quote, self.parameter_close)
+        parameter = _element(self.parameter, self.quote, self.parameter_close, self.scanned)
         calls: list[ParsedCall] = []
         for name, inner in elements:
             checked = check_name(name.strip(), self.name_where)
             if self.typed_by:
                 calls.append(self._typed_call(checked, inner.strip()))
             else:
-                calls.append(
-                    text_call(checked, walk(parameter, inner.strip(), self.parameter_what))
-                )
+                pairs = self._read(parameter, inner.strip(), self.parameter_what)
+                calls.append(text_call(checked, pairs, self.trim))
         return calls
+
+    def _read(
+        self, pattern: re.Pattern[str], text: str, what: str, whole: str = ""
+    ) -> list[tuple[str, str]]:
+        """The elements of ``text``. Scanned, text between them is skipped; ``whole``: the
+        opening of an element that may not be left cut short after the last one (a block
+        the end of the message cut inside its next call is no call, policy 5)."""
+        if not self.scanned:
+            return walk(pattern, text, what)
+        found = list(pattern.finditer(text))
+        tail = text[found[-1].end() :] if found else text
+        if whole and (whole in tail or any(tail.endswith(whole[:k]) for k in range(1, len(whole)))):
+            raise BodyError("malformed", f"{what} cut short: {tail[-30:]!r}")
+        return [(m.group(1), m.group(2)) for m in found]
 
     def _typed_call(self, name: str, inner: str) -> ParsedCall:
         """A call whose parameters say their type: text kept verbatim, or one JSON value."""
@@ -165,7 +201,7 @@ class XmlCalls:
         body.add("\n")
         found: list[Call] = []
         for name, flavor in zip(calls.names, calls.flavors(), strict=True):
-            params = xml_arguments(draws, wrapped=self.wrapped)
+            params = xml_arguments(draws, wrapped=self.wrapped, trim=self.trim)
             if flavor == _BARE:
                 body.add(self._written(params) or self._written([("x", "1", 1)]), fragile=True)
                 continue

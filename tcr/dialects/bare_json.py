@@ -17,6 +17,7 @@ from tcr.dialects._record import (
     Closing,
     Dialect,
     Draws,
+    Engines,
     Example,
     Grammar,
     RegressionCase,
@@ -96,7 +97,9 @@ DIALECT = Dialect(
             calls=(Call("get_weather", {"city": "Paris"}),),
         ),
     ),
-    parser_names=("llama3_json",),
+    engines=Engines(
+        vllm=("llama3_json", "llama4_json"), sglang=("llama3",), llamacpp=("LLAMA_3_X",)
+    ),
     anywhere=False,
     keep=1,
     answer_like=True,

@@ -29,7 +29,7 @@ from tcr.dialects._deepseek import (
     find_sep,
 )
 from tcr.dialects._grammars import CITY_ARGUMENTS
-from tcr.dialects._record import Call, RegressionCase
+from tcr.dialects._record import Call, Engines, RegressionCase
 
 __all__ = ["DIALECT"]
 
@@ -152,7 +152,7 @@ DIALECT = _CALLS.dialect(
             shown="Here:\n```python\nprint(1)\n```\nThat is all.",
         ),
     ),
-    parser_names=("deepseek_v3", "deepseekv3"),
+    engines=Engines(vllm=("deepseek_v3",), sglang=("deepseekv3",), llamacpp=("DEEPSEEK_R1",)),
     owns=_owns,
     model_seeds=("deepseek-v3", "deepseek-v3-*", "deepseek-r1*"),
 )

@@ -19,7 +19,7 @@ from __future__ import annotations
 from tcr.dialects._calls import ParsedCall, check_name
 from tcr.dialects._deepseek import OPEN, SEP, DeepSeekCalls, arguments_at, find_sep
 from tcr.dialects._grammars import CITY_ARGUMENTS, TZ_ARGUMENTS
-from tcr.dialects._record import Call, RegressionCase
+from tcr.dialects._record import Call, Engines, RegressionCase
 
 __all__ = ["DIALECT"]
 
@@ -100,6 +100,6 @@ DIALECT = _CALLS.dialect(
             calls=(_PARIS,),
         ),
     ),
-    parser_names=("deepseek_v31", "deepseekv31"),
+    engines=Engines(vllm=("deepseek_v31",), sglang=("deepseekv31",), llamacpp=("DEEPSEEK_V3_1",)),
     model_seeds=("deepseek-v3.1*",),
 )

@@ -30,6 +30,7 @@ from __future__ import annotations
 from tcr.dialects._grammars import CITY, city_block
 from tcr.dialects._record import (
     Call,
+    Engines,
     Example,
     Model,
     RegressionCase,
@@ -161,7 +162,7 @@ DIALECT = _SHAPE.dialect(
             calls=(_INDENTED,),
         ),
     ),
-    parser_names=("deepseek_v32", "deepseekv32"),
+    engines=Engines(vllm=("deepseek_v32",), sglang=("deepseekv32",)),
     model_seeds=("deepseek-v3.2*",),
     tokens=(DSML, INVOKE, INVOKE_CLOSE, PARAMETER, PARAMETER_CLOSE, ' string="'),
     markup=(CLOSE, OPEN, INVOKE_CLOSE),

@@ -17,6 +17,7 @@ from tcr.dialects._record import (
     Closing,
     Dialect,
     Draws,
+    Engines,
     Example,
     Grammar,
     RegressionCase,
@@ -119,4 +120,6 @@ DIALECT = Dialect(
     keep=1,
     first_lexer=BodyLexer.BALANCED,
     markup=(FENCE, f"{FENCE}json\n{{"),
+    # llama.cpp's Hermes 2 Pro parser reads it; vLLM and SGLang have none.
+    engines=Engines(llamacpp=("HERMES_2_PRO",)),
 )

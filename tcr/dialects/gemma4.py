@@ -1,9 +1,14 @@
 """Gemma 4: ``call:NAME{key:<|"|>v<|"|>,…}`` between its ``<|tool_call>`` special tokens.
 
-Strings open and close with the ``<|"|>`` token and have no escapes; Gemma
-falls back to a JSON call inside the same tokens. vLLM and SGLang both call its
-parser ``gemma4`` (vLLM's registry maps it to gemma4_engine_tool_parser.py,
-``Gemma4EngineToolParser``; SGLang's ``ToolCallParserEnum`` to ``Gemma4Detector``).
+Strings open and close with the ``<|"|>`` token and have no escapes. One call per
+block, and nothing but the call: llama.cpp's grammar repeats the whole
+``<|tool_call>call:NAME{…}<tool_call|>`` block per call (common/parsers/gemma4.cpp,
+``common_chat_params_init_gemma4``), vLLM's parser engine (vllm/parser/gemma4.py) ends
+a call's arguments only at ``<tool_call|>``, SGLang's ``Gemma4Detector._extract_tool_calls``
+takes one call per block, and none of them reads JSON inside the tokens. vLLM and
+SGLang both call its parser ``gemma4`` (vLLM's registry maps it to gemma4_engine_tool_parser.py,
+``Gemma4EngineToolParser``; SGLang's ``ToolCallParserEnum`` to ``Gemma4Detector``);
+llama.cpp's format is ``COMMON_CHAT_FORMAT_PEG_GEMMA4``.
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ from __future__ import annotations
 import re
 
 from tcr.dialects._call_literals import CallLiterals
-from tcr.dialects._calls import ParsedCall, json_call
+from tcr.dialects._calls import BodyError, ParsedCall
 from tcr.dialects._grammars import city_call
 from tcr.dialects._record import (
     BodyLexer,
@@ -19,22 +24,14 @@ from tcr.dialects._record import (
     Closing,
     Dialect,
     Draws,
+    Engines,
     Example,
     Grammar,
     RegressionCase,
     Rendered,
     Tools,
 )
-from tcr.dialects._writing import (
-    FLAVORS,
-    MAX_CALLS,
-    XML_FLAVORS,
-    BodyText,
-    Calls,
-    json_calls,
-    json_text,
-    rendered,
-)
+from tcr.dialects._writing import XML_FLAVORS, BodyText, Calls, rendered
 
 __all__ = ["DIALECT", "QUOTE", "gemma_safe", "gemma_text"]
 
@@ -50,36 +47,25 @@ gemma_safe = _LITERALS.safe
 
 
 def _parse(body: str) -> list[ParsedCall]:
-    """``call:NAME{key:<|"|>text<|"|>,n:3,…}``, several in a row; or a JSON call."""
-    text = body.strip()
-    if text[:1] in ("{", "["):
-        return json_call(body)
-    return _LITERALS.calls(text)
+    """``call:NAME{key:<|"|>text<|"|>,n:3,…}``: one call."""
+    calls = _LITERALS.calls(body.strip())
+    if len(calls) != 1:
+        raise BodyError("malformed", f"{len(calls)} calls in one block; Gemma 4 writes one")
+    return calls
 
 
 # --- writing ---------------------------------------------------------------------
 
 
 def _render(draws: Draws, tools: Tools) -> Rendered:
-    if draws.variant(("native", "json")) == "json":  # Gemma's JSON fallback in its own tokens
-        json_plan = Calls(draws, tools, most=1, flavors=FLAVORS)
-        (obj,), found = json_calls(draws, json_plan, optional=True)
-        body = BodyText()
-        body.add(json_text(obj, draws.style()), fragile=True)
-        return rendered(DIALECT, "json", body, json_plan.accepted(), found)
-    calls = Calls(draws, tools, most=MAX_CALLS, flavors=XML_FLAVORS)
+    calls = Calls(draws, tools, most=1, flavors=XML_FLAVORS)
+    (name,) = calls.names
+    args = gemma_safe(draws.arguments())
+    written = "" if calls.flavor == "missing_name" else name
     body = BodyText()
-    written_calls: list[Call] = []
-    separator = draws.option(0, ("", ",", "\n"))
-    for k, (name, flavor) in enumerate(zip(calls.names, calls.flavors(), strict=True)):
-        args = gemma_safe(draws.arguments())
-        written = "" if flavor == "missing_name" else name
-        if k:
-            body.add(separator)
-        body.add(f"call:{written}{gemma_text(args)}", fragile=True)
-        if flavor == "call":
-            written_calls.append(Call(name, args))
-    return rendered(DIALECT, "native", body, calls.accepted(), tuple(written_calls))
+    body.add(f"call:{written}{gemma_text(args)}", fragile=True)
+    found = (Call(name, args),) if calls.flavor == "call" else ()
+    return rendered(DIALECT, "native", body, calls.accepted(), found)
 
 
 _expect = city_call(
@@ -90,7 +76,7 @@ _expect = city_call(
 
 DIALECT = Dialect(
     id="gemma4",
-    summary='Gemma 4 call:NAME{key:<|"|>v<|"|>,…}, or JSON',
+    summary='Gemma 4 call:NAME{key:<|"|>v<|"|>,…} between its special tokens',
     opens=(OPEN,),
     closes=(CLOSE,),
     closing=Closing.MARKER,
@@ -128,9 +114,9 @@ DIALECT = Dialect(
             calls=(Call("get_weather", {"city": "Paris, FR", "days": 3}),),
         ),
     ),
-    parser_names=("gemma4",),
+    engines=Engines(vllm=("gemma4",), sglang=("gemma4",), llamacpp=("PEG_GEMMA4",)),
     special_tokens=frozenset({OPEN, CLOSE, QUOTE}),
-    lexer_by_first=(("{[", BodyLexer.JSON), ("c", BodyLexer.QUOTED)),
+    lexer_by_first=(("c", BodyLexer.QUOTED),),
     quote=QUOTE,
     model_seeds=("gemma*",),
     tokens=(QUOTE,),

@@ -1,7 +1,11 @@
 """GLM-4.5: ``NAME``, a newline, then ``<arg_key>K</arg_key><arg_value>V</arg_value>`` pairs.
 
-vLLM and SGLang call its parser ``glm45``. Values are text (JSON only when they
-plainly are an object or array); no pairs means no arguments. The newline after the
+vLLM and SGLang call its parser ``glm45`` (SGLang also ``glm``); llama.cpp's format
+was ``COMMON_CHAT_FORMAT_GLM_4_5``. Values are text (JSON only when they plainly are
+an object or array), kept as written: the template writes them inline and the
+engines keep their white space (vLLM 0.34 vllm/parser/glm47_moe.py
+``_glm47_parse_args``; SGLang's ``_parse_argument_pairs``), so Qwen3-Coder's
+one-newline trim is not GLM's. No pairs means no arguments. The newline after the
 name is what makes a body this dialect's: SGLang's ``glm45`` (python/sglang/srt/
 function_call/glm4_moe_detector.py, ``Glm4MoeDetector``: ``<tool_call>(.*?)(?:\\n|\n)
 (.*)</tool_call>``) and vLLM's ``glm4_moe`` parser (``<tool_call>([^\n]*)\n(.*)
@@ -14,13 +18,14 @@ from __future__ import annotations
 
 import re
 
-from tcr.dialects._calls import BodyError, ParsedCall, check_name, text_call, walk
+from tcr.dialects._calls import BodyError, ParsedCall, Trim, check_name, text_call, walk
 from tcr.dialects._grammars import city_call
 from tcr.dialects._record import (
     Call,
     Closing,
     Dialect,
     Draws,
+    Engines,
     Example,
     Grammar,
     RegressionCase,
@@ -36,7 +41,7 @@ KEY = "<arg_key>"
 _PAIR = re.compile(
     r"<arg_key>([^<]*)</arg_key>\s*<arg_value>(.*?)</arg_value>\s*(?=<arg_key>|\Z)", re.S
 )
-_NAME_LINE = re.compile(r"\s*[^\W\d][^\n<]*\n")  # a name, then a newline before any tag
+_NAME_LINE = re.compile(r"\s*[\w\-][^\n<]*\n")  # a name, then a newline before any tag
 
 
 def read_name_and_pairs(body: str) -> list[ParsedCall]:
@@ -46,7 +51,7 @@ def read_name_and_pairs(body: str) -> list[ParsedCall]:
     first = text.find(KEY)
     head, rest = (text, "") if first < 0 else (text[:first], text[first:])
     name = check_name(head.strip(), "the name before <arg_key>")
-    return [text_call(name, walk(_PAIR, rest, "a pair"))]
+    return [text_call(name, walk(_PAIR, rest, "a pair"), Trim.NOTHING)]
 
 
 def _parse(body: str) -> list[ParsedCall]:
@@ -65,7 +70,7 @@ def _render(draws: Draws, tools: Tools) -> Rendered:
     name = "" if calls.flavor == "missing_name" else calls.names[0]
     body = BodyText()
     body.add(name + "\n")
-    params = xml_arguments(draws)
+    params = xml_arguments(draws, trim=Trim.NOTHING)
     for key, value, _ in params:
         body.add(f"{KEY}{key}</arg_key>\n<arg_value>{value}</arg_value>", fragile=True)
         body.add("\n")
@@ -117,7 +122,7 @@ DIALECT = Dialect(
             calls=(Call("get_weather", {"city": "Paris", "days": "3"}),),
         ),
     ),
-    parser_names=("glm45",),
+    engines=Engines(vllm=("glm45",), sglang=("glm45", "glm"), llamacpp=("GLM_4_5",)),
     special_tokens=frozenset({OPEN, CLOSE, KEY, "</arg_key>", "<arg_value>", "</arg_value>"}),
     owns=_owns,
     schema_typed=True,

@@ -20,12 +20,14 @@ from __future__ import annotations
 import re
 
 from tcr.dialects import glm45
+from tcr.dialects._calls import Trim
 from tcr.dialects._grammars import CITY, city_block
 from tcr.dialects._record import (
     Call,
     Closing,
     Dialect,
     Draws,
+    Engines,
     Example,
     Model,
     RegressionCase,
@@ -38,7 +40,7 @@ from tcr.dialects.hermes import CLOSE, OPEN
 __all__ = ["DIALECT"]
 
 KEY = glm45.KEY
-_OWNED = re.compile(r"\s*[^\W\d][^\n<]*(?:<|\Z)")  # a name, then no newline before a tag
+_OWNED = re.compile(r"\s*[\w\-][^\n<]*(?:<|\Z)")  # a name, then no newline before a tag
 
 _MODEL = Model(
     "vllm",
@@ -57,7 +59,7 @@ def _render(draws: Draws, tools: Tools) -> Rendered:
     name = "" if calls.flavor == "missing_name" else calls.names[0]
     body = BodyText()
     body.add(name)
-    params = xml_arguments(draws, wrapped=False)
+    params = xml_arguments(draws, trim=Trim.NOTHING)
     for key, value, _ in params:
         body.add(f"{KEY}{key}</arg_key><arg_value>{value}</arg_value>", fragile=True)
     found = (Call(name, {key: meant for key, _, meant in params}),) if name else ()
@@ -125,7 +127,7 @@ DIALECT = Dialect(
             calls=(_NOW,),
         ),
     ),
-    parser_names=("glm47",),
+    engines=Engines(vllm=("glm47", "glm45"), sglang=("glm47",), llamacpp=("GLM_4_5",)),
     special_tokens=glm45.DIALECT.special_tokens,
     owns=_owns,
     schema_typed=True,

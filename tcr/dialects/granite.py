@@ -21,6 +21,7 @@ from tcr.dialects._record import (
     Closing,
     Dialect,
     Draws,
+    Engines,
     Example,
     Grammar,
     RegressionCase,
@@ -112,7 +113,7 @@ DIALECT = Dialect(
             calls=(Call("get_weather", {"city": "Paris"}),),
         ),
     ),
-    parser_names=("granite",),
+    engines=Engines(vllm=("granite",), llamacpp=("GRANITE",)),
     special_tokens=frozenset({OPEN}),
     first_lexer=BodyLexer.BALANCED,  # anything else ends at its own balancing bracket
     model_seeds=("granite-3.0*",),

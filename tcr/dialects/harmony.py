@@ -57,6 +57,7 @@ from tcr.dialects._record import (
     Closing,
     Dialect,
     Draws,
+    Engines,
     Example,
     Grammar,
     Model,
@@ -293,7 +294,7 @@ DIALECT = Dialect(
             calls=(Call("save_note", {"text": "A call ends with <|call|>, not <|end|>."}),),
         ),
     ),
-    parser_names=("openai", "gpt-oss"),
+    engines=Engines(vllm=("openai",), sglang=("gpt-oss",), llamacpp=("GPT_OSS",)),
     special_tokens=frozenset(TOKENS),
     closed_by_end=True,  # <|call|> is a stop token: the stream often ends on the JSON
     first_lexer=BodyLexer.JSON,

@@ -21,6 +21,7 @@ from tcr.dialects._record import (
     Closing,
     Dialect,
     Draws,
+    Engines,
     Example,
     Grammar,
     RegressionCase,
@@ -187,9 +188,11 @@ DIALECT = Dialect(
             shown=f"Computing it.{ACTION}{INTERPRETER}\n```python\nprint(2 ** 10)\n```{CLOSE}",
         ),
     ),
-    parser_names=("internlm", "interns1"),
-    # The opening marker is two tokens (a chunk boundary may fall between them).
-    special_tokens=frozenset({CLOSE}),
+    engines=Engines(vllm=("internlm",), sglang=("interns1",)),
+    # Each marker token is one special token of InternLM2's vocabulary (vLLM's internlm
+    # parser turns skip_special_tokens off to see them); the opener is two of them, so a
+    # chunk boundary may fall between them, never inside one.
+    special_tokens=frozenset({ACTION, PLUGIN, CLOSE}),
     lexer_by_first=(("{[", BodyLexer.JSON),),
     model_seeds=("internlm*", "intern-s1*", "interns1*"),
     tokens=(ACTION, PLUGIN),

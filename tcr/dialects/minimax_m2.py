@@ -4,25 +4,32 @@ vLLM calls its parser ``minimax_m2``, SGLang ``minimax-m2``
 (``vllm/tool_parsers/minimax_m2_tool_parser.py``,
 ``python/sglang/srt/function_call/minimax_m2.py``). One
 ``<minimax:tool_call>`` block holds one ``<invoke>`` per call, so parallel calls
-share a block. Values are text, written inline; the tool's schema gives their
-types. Both engines require the two block tags to be single tokens.
+share a block. Values are text, written inline and read as written: vLLM 0.34's
+vllm/parser/minimax_m2.py ``_minimax_m2_parse_args`` ("surrounding whitespace is
+data") and SGLang's streaming ``_parse_and_stream_parameters`` keep them whole
+(SGLang's non-streaming ``_parse_block`` strips newlines at both ends, older vLLM all
+white space: a policy). The tool's schema gives their types. Both engines require
+the two block tags to be single tokens; llama.cpp's format was
+``COMMON_CHAT_FORMAT_MINIMAX_M2``.
 """
 
 from __future__ import annotations
 
+from tcr.dialects._calls import ParsedCall, Trim
 from tcr.dialects._grammars import city_call
 from tcr.dialects._record import (
     Call,
     Closing,
     Dialect,
     Draws,
+    Engines,
     Example,
     Grammar,
     RegressionCase,
     Rendered,
     Tools,
 )
-from tcr.dialects._xml import XmlCalls
+from tcr.dialects._xml import XmlCalls, without_cut_closer
 
 __all__ = ["DIALECT"]
 
@@ -41,13 +48,30 @@ _SHAPE = XmlCalls(
     parameter_what='a <parameter name="…"> element',
     name_where="<invoke name=…>",
     no_call="a <minimax:tool_call> block without an <invoke>",
-    bare_parameters=True,
+    trim=Trim.NOTHING,
+    # vLLM 0.34 vllm/parser/minimax_m2.py: _PARAM_RE ends a value at the first
+    # </parameter>, the INVOKE_END terminal a call at the first </invoke>, and text between
+    # them has no content event; SGLang: (.*?)</parameter> found with finditer and
+    # _buf.find("</invoke>").
+    scanned=True,
 )
+
+
+def _parse(body: str) -> list[ParsedCall]:
+    """The calls of ``body``, less a closing tag the end of the message cut: vLLM's parser
+    engine completes the call at the end, SGLang's has it at ``</invoke>``."""
+    return _SHAPE.parse(without_cut_closer(body, CLOSE))
 
 
 def _render(draws: Draws, tools: Tools) -> Rendered:
     return _SHAPE.render(DIALECT, draws, tools)
 
+
+_TAG_IN_VALUE = (
+    f'\n{INVOKE}"write_file">\n{PARAMETER}"path">NOTES.md</parameter>\n'
+    f'{PARAMETER}"content">Each value ends with </parameter> and each call '
+    "with </invoke>.\n</parameter>\n</invoke>\n"
+)
 
 _expect = city_call(
     rf'(.*?){OPEN}\n<invoke name="get_weather">\n<parameter name="city">(\w+)</parameter>\n'
@@ -62,7 +86,7 @@ DIALECT = Dialect(
     opens=(OPEN,),
     closes=(CLOSE,),
     closing=Closing.MARKER,
-    parse=_SHAPE.parse,
+    parse=_parse,
     render=_render,
     example=Example(
         "Checking both. ",
@@ -111,7 +135,8 @@ DIALECT = Dialect(
             bug="format-minimax-m2-indented-value",
             note=(
                 "Dialect minimax_m2: a value keeps its own leading spaces (an indented line of "
-                "code); vLLM strips all white space around a value, SGLang only newlines."
+                "code), as vLLM's and SGLang's streaming parsers read it; older vLLM stripped "
+                "all white space around a value."
             ),
             model="minimax_m2",
             ask="Save the fixed last line of total(), indented as in the function, to fix.py.",
@@ -124,29 +149,20 @@ DIALECT = Dialect(
             file="format_minimax_m2_tag_in_value.msgpack",
             bug="format-minimax-m2-tag-in-value",
             note=(
-                "Dialect minimax_m2: a value that mentions </parameter> and </invoke> (XML "
-                "docs) is read whole; a non-greedy match ends the value, or the call, there."
+                "Dialect minimax_m2: a value cannot hold </parameter>: vLLM's and SGLang's "
+                "parsers end it at the first one, and the call at the first </invoke>, and "
+                "skip the stray text after, so the value is cut there."
             ),
             model="minimax_m2",
             ask="Add a note to NOTES.md on how MiniMax writes a call.",
-            text=f'{OPEN}\n{INVOKE}"write_file">\n{PARAMETER}"path">NOTES.md</parameter>\n'
-            f'{PARAMETER}"content">Each value ends with </parameter> and each call '
-            f"with </invoke>.\n</parameter>\n</invoke>\n{CLOSE}",
+            text=f"{OPEN}{_TAG_IN_VALUE}{CLOSE}",
             tools=("write_file",),
-            calls=(
-                Call(
-                    "write_file",
-                    {
-                        "path": "NOTES.md",
-                        "content": "Each value ends with </parameter> and each call "
-                        "with </invoke>.",
-                    },
-                ),
-            ),
+            calls=(Call("write_file", {"path": "NOTES.md", "content": "Each value ends with "}),),
         ),
     ),
-    parser_names=("minimax_m2", "minimax-m2"),
+    engines=Engines(vllm=("minimax_m2",), sglang=("minimax-m2",), llamacpp=("MINIMAX_M2",)),
     special_tokens=frozenset({OPEN, CLOSE}),
+    reads_cut_closer=True,
     schema_typed=True,
     model_seeds=("minimax-m2*",),
     tokens=_SHAPE.tokens,

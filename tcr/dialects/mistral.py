@@ -19,13 +19,22 @@ from tcr.dialects._record import (
     Closing,
     Dialect,
     Draws,
+    Engines,
     Example,
     Grammar,
     RegressionCase,
     Rendered,
     Tools,
 )
-from tcr.dialects._writing import FLAVORS, MAX_CALLS, BodyText, Calls, json_text, rendered
+from tcr.dialects._writing import (
+    FLAVORS,
+    MAX_CALLS,
+    SHAPES,
+    BodyText,
+    Calls,
+    json_text,
+    rendered,
+)
 from tcr.dialects._writing import json_calls as write_json_calls
 
 __all__ = ["DIALECT"]
@@ -33,15 +42,21 @@ __all__ = ["DIALECT"]
 OPEN = "[TOOL_CALLS]"
 
 
+# vLLM's mistral parser indexes raw_function_call["arguments"] and llama.cpp's Mistral Nemo
+# grammar writes only it; SGLang's parse_base_json also takes "parameters" (a policy).
+_KEYS = ("arguments",)
+
+
 def _parse(body: str) -> list[ParsedCall]:
     """``[{…}, …]`` or one ``{…}``: JSON calls with ``name`` and ``arguments``."""
-    return json_calls(body)
+    return json_calls(body, _KEYS)
 
 
 def _render(draws: Draws, tools: Tools) -> Rendered:
     form = draws.variant(("array", "object"))
     calls = Calls(draws, tools, most=MAX_CALLS if form == "array" else 1, flavors=FLAVORS)
-    objects, found = write_json_calls(draws, calls, optional=True)
+    shapes = tuple(shape for shape in SHAPES if shape != "parameters")
+    objects, found = write_json_calls(draws, calls, optional=True, shapes=shapes)
     body = BodyText()
     body.add(draws.option(0, ("", " ")))
     value = objects if form == "array" else objects[0]
@@ -93,7 +108,7 @@ DIALECT = Dialect(
             calls=(Call("get_weather", {"city": "Paris"}),),
         ),
     ),
-    parser_names=("mistral",),
+    engines=Engines(vllm=("mistral",), sglang=("mistral",), llamacpp=("MISTRAL_NEMO", "MAGISTRAL")),
     special_tokens=frozenset({OPEN}),
     lexer_by_first=(("[", BodyLexer.BALANCED),),
     lexer_otherwise=BodyLexer.BEFORE_BRACE,

@@ -36,6 +36,7 @@ from tcr.dialects._record import (
     Closing,
     Dialect,
     Draws,
+    Engines,
     Example,
     Grammar,
     RegressionCase,
@@ -47,7 +48,8 @@ from tcr.dialects.mistral import OPEN
 
 __all__ = ["DIALECT"]
 
-# How a call goes wrong: a name a parser must refuse (it starts with a digit).
+# How a call goes wrong: a name a parser must refuse (no tool can have it: OpenAI's names are
+# ^[a-zA-Z0-9_-]{1,64}$).
 _FLAVORS = ("call", "call", "call", "bad_name")
 
 
@@ -78,7 +80,7 @@ def _render(draws: Draws, tools: Tools) -> Rendered:
     calls = Calls(draws, tools, most=1, flavors=_FLAVORS)
     name = calls.names[0]
     args = draws.arguments()
-    written = "9" + name if calls.flavor == "bad_name" else name
+    written = name + "$" if calls.flavor == "bad_name" else name
     body = BodyText()
     body.add(draws.option(0, ("", "", " ")))
     body.add(written + json_text(args, draws.style()), fragile=True)
@@ -178,7 +180,7 @@ DIALECT = Dialect(
             calls=(_PARIS,),
         ),
     ),
-    parser_names=("mistral",),
+    engines=Engines(vllm=("mistral",), sglang=("mistral",)),
     special_tokens=frozenset({OPEN}),
     lexer_by_first=(("[", BodyLexer.BALANCED),),
     lexer_otherwise=BodyLexer.BEFORE_BRACE,

@@ -16,6 +16,7 @@ from tcr.dialects._record import (
     Closing,
     Dialect,
     Draws,
+    Engines,
     Example,
     Grammar,
     RegressionCase,
@@ -123,7 +124,9 @@ DIALECT = Dialect(
             system="Environment: ipython\nCutting Knowledge Date: December 2023",
         ),
     ),
-    parser_names=("llama3_json",),
+    engines=Engines(
+        vllm=("llama3_json", "llama4_json"), sglang=("llama3",), llamacpp=("LLAMA_3_X",)
+    ),
     special_tokens=frozenset({OPEN, *CLOSES}),
     closed_by_end=True,
     lexer_by_first=(("{[", BodyLexer.JSON),),

@@ -1,24 +1,32 @@
 """Qwen3-Coder: ``<function=N><parameter=K>V</parameter></function>`` between ``<tool_call>`` tags.
 
-vLLM and SGLang call its parser ``qwen3_coder``. Values are text (JSON only
-when they plainly are an object or array); the tool's schema gives their types.
+vLLM calls its parser ``qwen3_coder`` (also ``qwen3_xml``), SGLang ``qwen3_coder``,
+llama.cpp's format was ``COMMON_CHAT_FORMAT_QWEN3_CODER_XML``. Values are text (JSON
+only when they plainly are an object or array), one newline trimmed at each end (the
+template writes them on their own lines: vLLM's ``_trim_wrapping_newlines``); the
+tool's schema gives their types. A message that ends inside ``</tool_call>`` still
+holds its calls: vLLM's ``tool_call_regex`` ``<tool_call>(.*?)</tool_call>|<tool_call>
+(.*?)$`` reads an unclosed block, SGLang's ``Qwen3CoderDetector`` has the call at
+``</function>``.
 """
 
 from __future__ import annotations
 
+from tcr.dialects._calls import ParsedCall
 from tcr.dialects._grammars import city_call
 from tcr.dialects._record import (
     Call,
     Closing,
     Dialect,
     Draws,
+    Engines,
     Example,
     Grammar,
     RegressionCase,
     Rendered,
     Tools,
 )
-from tcr.dialects._xml import XmlCalls
+from tcr.dialects._xml import XmlCalls, without_cut_closer
 from tcr.dialects.hermes import CLOSE, OPEN
 
 __all__ = ["DIALECT"]
@@ -37,6 +45,11 @@ _SHAPE = XmlCalls(
     name_where="<function=…>",
     wrapped=True,
 )
+
+
+def _parse(body: str) -> list[ParsedCall]:
+    """The calls of ``body``, less a closing tag the end of the message cut (``</tool_``)."""
+    return _SHAPE.parse(without_cut_closer(body, CLOSE))
 
 
 def _owns(body: str) -> bool:
@@ -59,7 +72,7 @@ DIALECT = Dialect(
     opens=(OPEN,),
     closes=(CLOSE,),
     closing=Closing.MARKER,
-    parse=_SHAPE.parse,
+    parse=_parse,
     render=_render,
     example=Example(
         "Running it: ",
@@ -105,9 +118,14 @@ DIALECT = Dialect(
             ),
         ),
     ),
-    parser_names=("qwen3_coder",),
+    engines=Engines(
+        vllm=("qwen3_coder", "qwen3_xml", "step3p5"),
+        sglang=("qwen3_coder", "step3p5", "nanbeige"),
+        llamacpp=("QWEN3_CODER_XML",),
+    ),
     special_tokens=frozenset({OPEN, CLOSE}),
     owns=_owns,
+    reads_cut_closer=True,
     schema_typed=True,
     tokens=_SHAPE.tokens,
 )

@@ -12,7 +12,7 @@ import re
 
 from tcr.dialects._grammars import call_map
 from tcr.dialects._reasoning import ThenCall, reasoning_dialect
-from tcr.dialects._record import Call, RegressionCase
+from tcr.dialects._record import Call, Engines, RegressionCase
 from tcr.dialects.seed_oss import CLOSE as CALL_CLOSE
 from tcr.dialects.seed_oss import OPEN as CALL_OPEN
 
@@ -63,5 +63,5 @@ DIALECT = reasoning_dialect(
             reasoning=_REASONING,
         ),
     ),
-    parser_names=("seed_oss",),
+    engines=Engines(vllm=("seed_oss",), llamacpp=("SEED_OSS",)),
 )

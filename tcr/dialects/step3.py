@@ -29,9 +29,11 @@ reasoning is ``<think>`` (dialect ``think``).
 
 from __future__ import annotations
 
+from tcr.dialects._calls import Trim
 from tcr.dialects._grammars import CITY, city_block
 from tcr.dialects._record import (
     Call,
+    Engines,
     Example,
     Model,
     RegressionCase,
@@ -62,6 +64,8 @@ _SHAPE = XmlCalls(
     name_where="<steptml:invoke name=…>",
     no_call=f"a {OPEN} section without a {BEGIN} call",
     bare_parameters=True,
+    # vLLM's Step3ToolParser._parse_steptml_invoke and SGLang's Step3Detector: value.strip()
+    trim=Trim.WHITESPACE,
 )
 
 _MODEL = Model(
@@ -148,17 +152,18 @@ DIALECT = _SHAPE.dialect(
             file="step3_indented_value.msgpack",
             bug="step3-indented-value",
             note=(
-                "Dialect step3: a string value keeps its own leading spaces (an indented line "
-                "of code); both engines strip every value, so the indentation is lost."
+                "Dialect step3: both engines strip every value (vLLM's and SGLang's "
+                "value.strip()), so an indented line of code loses its indentation: that is "
+                "how the dialect reads, not a parser's bug."
             ),
             model=_MODEL,
             ask="Save the fixed last line of total(), indented as in the function, to fix.py.",
             text=_section(_INDENTED),
             tools=("write_file",),
-            calls=(_INDENTED,),
+            calls=(Call("write_file", {"path": "fix.py", "content": "return round(s, 2)"}),),
         ),
     ),
-    parser_names=("step3",),
+    engines=Engines(vllm=("step3",), sglang=("step3",)),
     special_tokens=frozenset({OPEN, CLOSE, BEGIN, END}),
     schema_typed=True,
     model_seeds=("step3*", "step-3*"),

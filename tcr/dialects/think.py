@@ -10,7 +10,7 @@ import re
 
 from tcr.dialects._grammars import WEATHER
 from tcr.dialects._reasoning import ThenCall, reasoning_dialect
-from tcr.dialects._record import RegressionCase
+from tcr.dialects._record import Engines, RegressionCase
 from tcr.dialects.hermes import CLOSE as CALL_CLOSE
 from tcr.dialects.hermes import OPEN as CALL_OPEN
 
@@ -50,5 +50,9 @@ DIALECT = reasoning_dialect(
             extra=(("reasoning_format", "none"),),
         ),
     ),
-    parser_names=("deepseek_r1", "qwen3"),
+    engines=Engines(
+        vllm=("deepseek_r1", "qwen3"),
+        sglang=("deepseek-r1", "qwen3", "qwen3-thinking"),
+        llamacpp=("DEEPSEEK_R1",),
+    ),
 )

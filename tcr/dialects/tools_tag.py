@@ -12,6 +12,7 @@ from tcr.dialects._record import (
     Closing,
     Dialect,
     Draws,
+    Engines,
     Example,
     Grammar,
     RegressionCase,
@@ -91,4 +92,6 @@ DIALECT = Dialect(
     ),
     lexer_by_first=(("{[", BodyLexer.JSON),),
     markup=(CLOSE,),
+    # llama.cpp's Hermes 2 Pro parser reads it; vLLM and SGLang have none.
+    engines=Engines(llamacpp=("HERMES_2_PRO",)),
 )

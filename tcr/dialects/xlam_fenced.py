@@ -30,6 +30,7 @@ from tcr.dialects._record import (
     Closing,
     Dialect,
     Draws,
+    Engines,
     Example,
     Grammar,
     Head,
@@ -120,7 +121,7 @@ DIALECT = Dialect(
             shown=f"Here:\n{FENCE}json\n[2, 3, 5, 7]\n{FENCE}",
         ),
     ),
-    parser_names=("xlam",),
+    engines=Engines(vllm=("xlam",)),
     keep=1,
     answer_like=True,  # a fenced JSON array that is no call list is content, verbatim
     # UNDECIDED, not BALANCED, for the first lexer: the message-start key watch of an

@@ -25,6 +25,7 @@ from tcr.dialects import DIALECTS
 from tcr.oracle import TRACE_CHECKS, check_trace, check_warm_cold, merge_text
 from tcr.rechunk import parse_strategy
 from tcr.stream.decode import Decoded, decode
+from tcr.tool_specs import spec_names
 from tcr.trace import run_trace
 
 REPO = Path(__file__).resolve().parents[2]
@@ -102,6 +103,19 @@ def test_bundled_recording_reads_cleanly_complete_and_labelled(path: Path) -> No
     assert isinstance(labels["dialect"], str) and labels["dialect"]
     assert recording.expect is not None
     assert set(recording.expect) == {"text", "calls", "reasoning"}
+
+
+@pytest.mark.parametrize("path", BUNDLED, ids=_ids(BUNDLED))
+def test_the_request_offers_exactly_the_declared_tools(path: Path) -> None:
+    """A factory that takes ``tool_specs`` must not see other tools than the declared names
+    (policy 7's ``tools=[]`` once came with a get_weather spec, policy 12's get_weather
+    with a get_time spec)."""
+    recording, _ = _load(path)
+    specs = recording.tool_specs
+    if specs is None:  # the tools were in the prompt, or none was offered
+        return
+    assert recording.tools is not None
+    assert sorted(spec_names(specs)) == sorted(recording.tools)
 
 
 @pytest.mark.parametrize("path", BUNDLED, ids=_ids(BUNDLED))

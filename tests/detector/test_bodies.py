@@ -55,12 +55,15 @@ def test_parameters_key_is_read_like_arguments() -> None:
     assert parse_body("hermes", body) == [call("get_weather", city="Paris")]
 
 
-def test_openai_nested_function_object() -> None:
+def test_openai_nested_function_object_is_not_a_call() -> None:
+    """No engine reads the OpenAI delta shape as a model's call: vLLM's hermes parser reads
+    ``function_call["name"]``/``["arguments"]``, SGLang's ``parse_base_json``
+    ``act.get("name")``, llama.cpp's Hermes parser opens only on ``{"name"``."""
     body = (
         '{"id": "call_0", "type": "function", '
         '"function": {"name": "get_weather", "arguments": "{\\"city\\": \\"Paris\\"}"}}'
     )
-    assert parse_body("hermes", body) == [call("get_weather", city="Paris")]
+    assert rejection("hermes", body).reason == "not_a_call"
 
 
 def test_llama32_function_name_without_a_name_key_is_not_a_call() -> None:
@@ -263,6 +266,20 @@ def test_qwen3_coder_trims_only_one_newline_at_each_end() -> None:
     assert parse_body("qwen3_coder", body) == [call("write_file", content="\nx\n")]
 
 
+def test_qwen3_coder_name_may_start_with_a_digit() -> None:
+    """OpenAI allows ``^[a-zA-Z0-9_-]{1,64}$``; vLLM's and SGLang's parsers take the name
+    as written up to ``>``."""
+    body = "<function=9search>\n<parameter=q>\nx\n</parameter>\n</function>"
+    assert parse_body("qwen3_coder", body) == [call("9search", q="x")]
+
+
+def test_qwen3_coder_body_cut_inside_its_closing_tag_is_the_call() -> None:
+    """A message that ends in ``</tool_``: vLLM's qwen3_coder and SGLang's qwen3_coder have
+    emitted the call at ``</function>``; the partial closer is no part of the body."""
+    body = "\n<function=f>\n<parameter=x>\n1\n</parameter>\n</function>\n</tool_"
+    assert parse_body("qwen3_coder", body) == [call("f", x="1")]
+
+
 def test_qwen3_coder_value_that_is_a_json_object_is_parsed() -> None:
     body = '<function=query>\n<parameter=filter>\n{"age": {"$gt": 3}}\n</parameter>\n</function>'
     assert parse_body("qwen3_coder", body) == [call("query", filter={"age": {"$gt": 3}})]
@@ -366,6 +383,20 @@ def test_glm_value_that_is_json_is_parsed() -> None:
     assert parse_body("glm45", body) == [call("search", filters={"lang": "en"})]
 
 
+@pytest.mark.parametrize("dialect", ["glm45", "glm47"])
+@pytest.mark.parametrize("value", ["\n\n", "\nx\n", "  x  "])
+def test_glm_value_is_kept_as_written(dialect: str, value: str) -> None:
+    """GLM's template writes values inline; vLLM's glm4_moe parser keeps a string value
+    unstripped ("whitespace is significant"), SGLang's glm47 streaming keeps it raw: no
+    Qwen3-Coder newline trimming."""
+    body = f"f\n<arg_key>v</arg_key>\n<arg_value>{value}</arg_value>\n"
+    assert parse_body(dialect, body) == [call("f", v=value)]
+
+
+def test_glm_name_may_start_with_a_digit() -> None:
+    assert parse_body("glm45", "9search\n") == [call("9search")]
+
+
 def test_glm_prose_instead_of_a_name_is_malformed() -> None:
     assert rejection("glm45", "I cannot call tools.").reason == "malformed"
 
@@ -423,9 +454,14 @@ def test_gemma4_string_may_hold_commas_braces_quotes_and_newlines() -> None:
     assert parse_body("gemma4", body) == [call("bash", command=text)]
 
 
-def test_gemma4_several_calls_in_a_row() -> None:
-    body = 'call:a{x:1}call:b{y:<|"|>z<|"|>}, call:c{}'
-    assert parse_body("gemma4", body) == [call("a", x=1), call("b", y="z"), call("c")]
+@pytest.mark.parametrize(
+    "body", ['call:a{x:1}call:b{y:<|"|>z<|"|>}', "call:a{x:1}, call:c{}", "call:a{}\ncall:b{}"]
+)
+def test_gemma4_several_calls_in_one_block_are_malformed(body: str) -> None:
+    """One ``call:`` per ``<|tool_call>`` block: llama.cpp's Gemma 4 grammar repeats the whole
+    block (common/parsers/gemma4.cpp), vLLM's ``Gemma4ToolParser`` regex and SGLang's
+    ``Gemma4Detector._extract_tool_calls`` take one call per block."""
+    assert rejection("gemma4", body).reason == "malformed"
 
 
 def test_gemma4_no_arguments() -> None:
@@ -447,9 +483,11 @@ def test_gemma4_white_space_between_tokens_is_allowed() -> None:
     assert parse_body("gemma4", body) == [call("f", a=1, b=[1, 2])]
 
 
-def test_gemma4_json_call_body() -> None:
+def test_gemma4_json_call_body_is_malformed() -> None:
+    """No engine reads JSON inside Gemma 4's tokens: vLLM's and SGLang's parsers need
+    ``call:`` right after ``<|tool_call>``, llama.cpp's grammar ``"<|tool_call>call:"``."""
     body = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
-    assert parse_body("gemma4", body) == [call("get_weather", city="Paris")]
+    assert rejection("gemma4", body).reason == "malformed"
 
 
 def test_gemma4_unterminated_string_is_malformed() -> None:
@@ -518,6 +556,14 @@ def test_mistral_array_of_calls() -> None:
         call("get_weather", city="Paris"),
         call("get_time"),
     ]
+
+
+def test_mistral_array_reads_only_the_arguments_key() -> None:
+    """vLLM's mistral parser indexes ``raw_function_call["arguments"]`` and llama.cpp's
+    Mistral Nemo grammar writes only it; SGLang's ``parse_base_json`` also takes
+    ``"parameters"`` (a policy, not the reference)."""
+    body = '[{"name": "get_weather", "parameters": {"city": "Paris"}}]'
+    assert rejection("mistral", body).reason == "not_a_call"
 
 
 def test_mistral_v13_name_then_args() -> None:
@@ -710,10 +756,10 @@ REAL_BODIES = [
     ("hermes", '{"name": "f", "arguments": {"city": "Paris", "n": [1, 2.5, {"a": null}]}}'),
     ("qwen3_coder", QWEN_CODER),
     ("glm45", 'f\n<arg_key>a</arg_key>\n<arg_value>{"b": [1]}</arg_value>\n'),
-    ("gemma4", 'call:f{s:<|"|>a, {x}<|"|>,n:-1.5e2,t:true,o:{a:null},l:[1,[]]}call:g{}'),
+    ("gemma4", 'call:f{s:<|"|>a, {x}<|"|>,n:-1.5e2,t:true,o:{a:null},l:[1,[]]}'),
     ("python_tag", '{"name": "a", "parameters": {"q": "x;y"}}; {"name": "b", "parameters": {}}'),
     ("mistral_v13", 'f[CALL_ID]abc[ARGS]{"city": "Paris"}'),
-    ("tools_tag", '[{"type": "function", "function": {"name": "a", "arguments": "{}"}}]'),
+    ("tools_tag", '[{"name": "a", "arguments": "{}"}, {"name": "b", "parameters": {}}]'),
 ]
 edits = st.tuples(
     st.integers(0, 120), st.integers(0, 4), st.sampled_from(FRAGMENTS) | st.text(max_size=2)
@@ -795,20 +841,15 @@ gemma_values = st.recursive(
 
 
 @given(
-    calls=st.lists(
-        st.tuples(
-            st.from_regex(r"[A-Za-z_][\w.\-]{0,12}", fullmatch=True),
-            st.dictionaries(gemma_keys, gemma_values, max_size=5),
-        ),
-        min_size=1,
-        max_size=3,
-    )
+    name=st.from_regex(r"[A-Za-z0-9_][\w.\-]{0,12}", fullmatch=True),
+    arguments=st.dictionaries(gemma_keys, gemma_values, max_size=5),
 )
 @pytest.mark.slow
-def test_gemma4_rendering_round_trips(calls: list[tuple[str, dict[str, object]]]) -> None:
-    body = "".join(f"call:{name}{gemma_text(arguments)}" for name, arguments in calls)
-    expected = [ParsedCall(n, json.dumps(a, ensure_ascii=False)) for n, a in calls]
-    assert parse_body("gemma4", body) == expected
+def test_gemma4_rendering_round_trips(name: str, arguments: dict[str, object]) -> None:
+    body = f"call:{name}{gemma_text(arguments)}"
+    assert parse_body("gemma4", body) == [
+        ParsedCall(name, json.dumps(arguments, ensure_ascii=False))
+    ]
 
 
 @given(calls=st.lists(st.tuples(names, argument_objects), min_size=1, max_size=3))

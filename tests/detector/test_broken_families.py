@@ -62,7 +62,7 @@ def test_only_the_call_whose_name_was_split_is_renamed() -> None:
 
 
 def test_a_rejected_block_leaves_no_name_for_the_next() -> None:
-    chunks = ["[TOOL_CALLS]9bad", '{"a": 1}[TOOL_CALLS]add{"a": 1}']
+    chunks = ["[TOOL_CALLS]bad$", '{"a": 1}[TOOL_CALLS]add{"a": 1}']
     assert broken("name_at_chunk_edge", chunks) == run(chunks)
     assert isinstance(run(chunks)[0], Rejected)
 

@@ -52,7 +52,7 @@ def test_end_marker_inside_an_escaped_string_is_content() -> None:
         "get_weather{city:<escape>Paris<escape>}",  # no call:
         "call:get_weather{city:<escape>Paris}",  # unterminated string
         "call:a{}call:b{}",  # two calls in one pair
-        "call:9x{}",
+        "call:get$weather{}",
     ],
 )
 def test_malformed_bodies_are_rejected(body: str) -> None:

@@ -8,7 +8,10 @@ import json
 import pytest
 from helpers import chunkings, run, shown
 
+from tcr.claims import Claim
 from tcr.detector import Rejected, Text, ToolCall
+from tcr.dialects import dialect
+from tcr.rechunk import split_tokens_mended
 
 OPEN = "<|action_start|><|plugin|>"
 SPACED = "<|action_start|> <|plugin|>"
@@ -31,6 +34,23 @@ def test_an_action_after_a_sentence_under_every_chunking(opener: str) -> None:
     ]
     for label, chunks in chunkings(text, randoms=50):
         assert run(chunks) == whole, label
+
+
+@pytest.mark.parametrize("token", ["<|action_start|>", "<|plugin|>", CLOSE])
+def test_each_token_of_the_markers_is_kept_whole_when_special_tokens_are(token: str) -> None:
+    """InternLM2's ``<|action_start|>``, ``<|plugin|>`` and ``<|action_end|>`` are each one
+    special token (vLLM's internlm parser turns ``skip_special_tokens`` off to see them), so
+    ``--special-tokens whole`` never cuts inside one; between the two opener tokens it may."""
+    assert token in dialect("internlm").special_tokens
+    text = f"Sure.{OPEN}\n{PARIS}{CLOSE}"
+    cut = text.index(token) + 3
+    markers = Claim(dialects=frozenset({"internlm"})).special_markers
+    assert any(token in chunk for chunk in split_tokens_mended([text[:cut], text[cut:]], markers))
+    between = text.index("<|plugin|>")
+    assert split_tokens_mended([text[:between], text[between:]], markers) == (
+        text[:between],
+        text[between:],
+    )
 
 
 def test_the_two_tokens_of_the_opener_may_arrive_as_two_chunks() -> None:

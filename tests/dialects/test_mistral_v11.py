@@ -74,8 +74,8 @@ def test_empty_arguments_are_a_call_without_arguments() -> None:
 @pytest.mark.parametrize(
     ("body", "reason"),
     [
-        ('9lives{"a": 1}', "malformed"),  # a name cannot start with a digit
-        ('get weather{"a": 1}', "malformed"),  # nor hold white space
+        ('get weather{"a": 1}', "malformed"),  # a name cannot hold white space
+        ('get$weather{"a": 1}', "malformed"),  # nor characters OpenAI's names cannot have
         ('{"a": 1}', "malformed"),  # no name
         ("get_weather", "malformed"),  # no arguments
         ('f{"a": 1', "malformed"),
@@ -118,9 +118,16 @@ def test_a_detector_claiming_only_the_other_forms_rejects_the_compact_form(
 
 
 def test_a_bad_name_is_rejected_showing_the_body() -> None:
-    (rejected,) = run([OPEN + '9lives{"a": 1}'])
+    (rejected,) = run([OPEN + 'get$weather{"a": 1}'])
     assert isinstance(rejected, Rejected) and rejected.reason == "malformed"
-    assert rejected.content == '9lives{"a": 1}'
+    assert rejected.content == 'get$weather{"a": 1}'
+
+
+def test_a_name_may_start_with_a_digit() -> None:
+    """OpenAI allows ``^[a-zA-Z0-9_-]{1,64}$``; vLLM's mistral parser takes the text before
+    the first ``{`` as the name."""
+    (call,) = run([OPEN + '9lives{"a": 1}'])
+    assert isinstance(call, ToolCall) and call.name == "9lives"
 
 
 def test_arguments_cut_short_are_unterminated() -> None:

@@ -69,6 +69,30 @@ def test_every_dialect_has_every_part(d: Dialect) -> None:
     assert all(g.name and g.prompt and g.root and callable(g.expect) for g in d.grammars)
 
 
+@pytest.mark.parametrize(
+    ("dialect_id", "engine", "name"),
+    [
+        ("llama4_pythonic", "sglang", "pythonic"),  # FunctionCallParser.ToolCallParserEnum
+        ("hermes", "sglang", "qwen25"),
+        ("hermes", "vllm", "qwen3_json"),  # vllm/tool_parsers/__init__.py: Hermes2ProToolParser
+        ("glm47", "vllm", "glm45"),  # both names map to Glm47MoeModelToolParser
+        ("qwen3_coder", "llamacpp", "QWEN3_CODER_XML"),
+        ("gemma4", "llamacpp", "PEG_GEMMA4"),  # common/chat.h
+        ("think", "sglang", "deepseek-r1"),  # ReasoningParser.DetectorMap
+    ],
+)
+def test_every_engine_s_name_for_its_parser_is_listed(
+    dialect_id: str, engine: str, name: str
+) -> None:
+    record = dialect(dialect_id)
+    assert name in getattr(record.engines, engine)
+    assert name in record.parser_names
+
+
+def test_every_call_dialect_names_an_engine_parser() -> None:
+    assert [d.id for d in CALL_DIALECTS if not d.parser_names] == []
+
+
 @pytest.mark.parametrize("d", CALL_DIALECTS, ids=[d.id for d in CALL_DIALECTS])
 def test_parser_parses_its_own_example(d: Dialect) -> None:
     assert d.parse is not None

@@ -56,6 +56,13 @@ def test_values_are_text_that_the_schema_types() -> None:
     assert calls(run([text], tool_specs=SPECS)) == [("get_weather", {"city": "75001", "days": 3})]
 
 
+def test_white_space_around_a_value_is_stripped() -> None:
+    """vLLM's ``Step3ToolParser._parse_steptml_invoke`` and SGLang's ``Step3Detector`` read
+    ``value.strip()``: not Qwen3-Coder's one trimmed newline."""
+    text = section(call("f", v="\n\n  x \n"))
+    assert calls(run([text])) == [("f", {"v": "x"})]
+
+
 def test_a_value_with_angle_brackets_and_closing_tags_is_read_whole() -> None:
     value = f"if a < b: x = '</steptml:parameter>' {END}"
     for label, chunks in chunkings(section(call("run", code=value)), randoms=10):

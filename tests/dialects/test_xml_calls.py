@@ -58,7 +58,6 @@ MINIMAX_M2 = Spelling(
     unterminated_at=60,
     malformed=(
         "<invoke name=get_weather>\n</invoke>",  # the name is quoted
-        'Let me see. <invoke name="f">\n</invoke>',
     ),
 )
 SEED_OSS = Spelling(
@@ -162,17 +161,52 @@ def test_every_split_point_and_every_character_give_the_whole_result(
         assert meaning(run([text[:cut], text[cut:]])) == whole, cut
 
 
-@each_dialect
-def test_a_value_that_mentions_the_closing_tags_is_read_whole(s: Spelling) -> None:
+def test_a_seed_oss_value_that_mentions_the_closing_tags_is_read_whole() -> None:
+    s = SEED_OSS
     value = f"a </parameter> b {s.call_close} c"
     text = s.block(s.call("write_file", s.parameter("content", value)))
     assert meaning(run([text]))[1] == [("write_file", {"content": value})]
 
 
-@each_dialect
-def test_exactly_one_newline_is_trimmed_at_each_end_of_a_value(s: Spelling) -> None:
-    text = s.block(s.call("f", s.parameter("v", "\n\n  x  \n")))
+@pytest.mark.parametrize(
+    ("value", "read"),
+    [
+        ("a </parameter> b", {"content": "a "}),
+        ("a </invoke> b", {}),  # the call ends there; its unclosed parameter is skipped
+        ('a </parameter>\n<parameter name="x">b', {"content": "a ", "x": "b"}),
+    ],
+)
+def test_a_minimax_m2_value_ends_at_its_first_closing_tag(value: str, read: object) -> None:
+    """Both engines end a value at its first ``</parameter>`` and a call at its first
+    ``</invoke>``, and skip the stray text after (vLLM 0.34 vllm/parser/minimax_m2.py
+    ``_PARAM_RE`` and its ``INVOKE_END`` terminal; SGLang's
+    ``<parameter name=\"([^>]+)\">(.*?)</parameter>`` and ``_buf.find("</invoke>")``)."""
+    s = MINIMAX_M2
+    text = s.block(s.call("write_file", s.parameter("content", value)))
+    assert meaning(run([text]))[1:] == ([("write_file", read)], [])
+
+
+def test_minimax_m2_text_between_its_elements_is_skipped() -> None:
+    s = MINIMAX_M2
+    inner = "\nI will pass the city.\n" + s.parameter("city", "Paris") + "\n"
+    text = s.block("Calling it. " + s.call("get_weather", inner))
+    assert meaning(run([text]))[1:] == ([("get_weather", {"city": "Paris"})], [])
+
+
+def test_seed_oss_trims_exactly_one_newline_at_each_end_of_a_value() -> None:
+    """Seed-OSS copies Qwen3-Coder's reading: one newline at each end is the template's."""
+    text = SEED_OSS.block(SEED_OSS.call("f", SEED_OSS.parameter("v", "\n\n  x  \n")))
     assert meaning(run([text]))[1] == [("f", {"v": "\n  x  "})]
+
+
+@pytest.mark.parametrize("value", ["\n\n  x  \n", "\n\n", "  x"])
+def test_minimax_m2_keeps_a_value_as_written(value: str) -> None:
+    """MiniMax M2 writes values inline: vLLM 0.34's ``_minimax_m2_parse_args`` ("surrounding
+    whitespace is data") and SGLang's streaming ``_parse_and_stream_parameters`` keep them
+    whole (SGLang's non-streaming path strips newlines, older vLLM all white space)."""
+    s = MINIMAX_M2
+    text = s.block(s.call("f", s.parameter("v", value)))
+    assert meaning(run([text]))[1] == [("f", {"v": value})]
 
 
 @each_dialect
@@ -249,3 +283,17 @@ def test_the_opening_tag_inside_reasoning_opens_nothing(s: Spelling) -> None:
 def test_a_near_miss_of_the_tag_stays_text(s: Spelling) -> None:
     text = s.open.removesuffix(">") + "s> " + s.call("f", "")
     assert meaning(run(list(text))) == (text, [], [])
+
+
+def test_a_minimax_m2_message_that_ends_inside_the_closing_tag_still_holds_the_calls() -> None:
+    """vLLM's parser engine completes the calls at the end of the stream, SGLang's has each
+    at its ``</invoke>``."""
+    s = MINIMAX_M2
+    text = s.weather.removesuffix(s.close) + s.close[:9]
+    assert meaning(run([text]))[1:] == ([("get_weather", {"city": "Paris", "days": "3"})], [])
+
+
+def test_a_minimax_m2_message_that_ends_inside_its_next_call_is_unterminated() -> None:
+    s = MINIMAX_M2
+    text = s.weather.removesuffix(s.close) + '<invoke name="get_t'
+    assert meaning(run([text]))[1:] == ([], ["unterminated"])
