@@ -90,8 +90,7 @@ class Target:
         record = BY_ID.get(self.value) if self.kind == "format" else None
         if record is None:
             return str(self)
-        engines = ", ".join(record.parser_names) or "no engine parser"
-        return f"{self} ({engines})  {_clip(record.example.block)!r}"
+        return f"{self} ({record.engines.shown(2)})  {_clip(record.example.block)!r}"
 
 
 def _clip(text: str, width: int = 48) -> str:

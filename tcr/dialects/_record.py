@@ -282,6 +282,14 @@ class Engines:
         """Every name, each once, vLLM's first."""
         return tuple(dict.fromkeys((*self.vllm, *self.sglang, *self.llamacpp)))
 
+    def shown(self, most: int = 3) -> str:
+        """The names for a line of a screen: the first ``most``, then how many more."""
+        names = self.names
+        if not names:
+            return "no engine parser"
+        more = f" +{len(names) - most}" if len(names) > most else ""
+        return ", ".join(names[:most]) + more
+
     def as_dict(self) -> dict[str, list[str]]:
         return {
             "vllm": list(self.vllm),

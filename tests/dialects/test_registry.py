@@ -18,7 +18,7 @@ from tcr.detector import Event, Reasoning, Rejected, Text, ToolCall
 from tcr.detector.bodies import strip_markers
 from tcr.detector.core import StreamDetector
 from tcr.detector.events import merge_text
-from tcr.dialects import BY_ID, DIALECTS, Call, Dialect, Kind, dialect
+from tcr.dialects import BY_ID, DIALECTS, Call, Dialect, Engines, Kind, dialect
 from tcr.fuzz.dialects import block
 from tcr.fuzz.source import Source
 from tcr.fuzz.specs import tool_specs_for
@@ -153,3 +153,9 @@ def test_regression_cases_read_as_they_say(d: Dialect) -> None:
     for case in d.cases:
         shown, calls, reasoning = meaning(run([case.text], case.tools))
         assert (shown, calls, reasoning) == (case.shown, as_pairs(case.calls), case.reasoning)
+
+
+def test_engine_names_on_one_line_are_the_first_three_and_a_count() -> None:
+    assert Engines(vllm=("a", "b"), sglang=("b", "c", "d")).shown() == "a, b, c +1"
+    assert Engines(llamacpp=("X",)).shown() == "X"
+    assert Engines().shown() == "no engine parser"

@@ -145,8 +145,7 @@ def _state(rows: _Rows, run: Run, view: StepView) -> None:
     rows.add("format", after.format or "—", ("  block ", "dim"), after.block_format or "—")
     record = BY_ID.get(after.block_format or "")
     if record is not None:  # what the open block's dialect is, and which engines parse it
-        engines = ", ".join(record.parser_names) or "no engine parser"
-        rows.add("dialect", record.summary, (f"  ({engines})", "dim"))
+        rows.add("dialect", record.summary, (f"  ({record.engines.shown()})", "dim"))
     if after.pending is not None:
         rows.add("pending", f"{_tail(after.pending)!r} ({len(after.pending)})")
     if after.block is not None:
