@@ -3,10 +3,17 @@ writer, whole-recording writes, and blessing a closed recording with its expecta
 
 The writer flushes after every object, so a killed recorder leaves a readable
 file that reads as incomplete. Nothing is written that the reader would refuse.
+
+A writer holds an exclusive lock on its file until it closes (``flock``, where the
+system has it): a second writer of the same path, in this process or another (three
+``tcr record --out same.msgpack`` at once), is refused in one line before it truncates
+anything, where it used to interleave with the first and leave neither readable.
 """
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,6 +39,9 @@ from tcr.corpus._model import (
 from tcr.corpus._msgpack import MAX_BLOB, one_line, unpack_one, where
 from tcr.corpus._reader import RecordingReader
 from tcr.errors import CorpusError
+
+if sys.platform != "win32":
+    import fcntl
 
 __all__ = [
     "RecordingWriter",
@@ -125,11 +135,7 @@ class RecordingWriter:
         self.closed = False
         self._expect: bytes | None = None
         packed = _pack(self.path, self.header, "the header")
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._file: IO[bytes] = open(self.path, "wb")  # noqa: SIM115 - closed by close()
-        except OSError as exc:
-            raise where(self.path, None, f"cannot write: {exc.strerror or exc}") from exc
+        self._file: IO[bytes] = _open_alone(self.path)
         self._write(packed)
 
     def _write(self, packed: bytes) -> None:
@@ -246,6 +252,29 @@ class RecordingWriter:
             self.close()
         else:
             self.close(complete=False, error=one_line(exc))
+
+
+def _open_alone(path: Path) -> IO[bytes]:
+    """``path`` opened for writing from its start, locked against every other writer,
+    and truncated only once the lock is held."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o666)
+    except OSError as exc:
+        raise where(path, None, f"cannot write: {exc.strerror or exc}") from exc
+    try:
+        if sys.platform != "win32":
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.ftruncate(fd, 0)
+    except BlockingIOError:
+        os.close(fd)
+        raise where(
+            path, None, "another writer has it open (a second tcr with the same --out?)"
+        ) from None
+    except OSError as exc:
+        os.close(fd)
+        raise where(path, None, f"cannot write: {exc.strerror or exc}") from exc
+    return os.fdopen(fd, "wb")
 
 
 def write_recording(

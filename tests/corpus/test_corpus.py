@@ -691,3 +691,19 @@ def test_iter_recordings_names_a_missing_path_before_yielding(tmp_path: Path) ->
 
 def test_iter_recordings_of_an_empty_directory_yields_nothing(tmp_path: Path) -> None:
     assert list(iter_recordings([tmp_path])) == []
+
+
+def test_a_second_writer_of_one_path_is_refused_and_the_first_stays_readable(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "same.msgpack"
+    with RecordingWriter(path, new_header(kind="chunks")) as first:
+        first.frame(1, "kept")
+        with pytest.raises(CorpusError, match="another writer has it open") as refused:
+            RecordingWriter(path, new_header(kind="chunks"))
+        assert "\n" not in str(refused.value)
+        first.frame(2, " whole")
+    recording = read_recording(path)
+    assert recording.complete and [f.data for f in recording.frames] == ["kept", " whole"]
+    with RecordingWriter(path, new_header(kind="chunks")):  # closed: free to be replaced
+        pass

@@ -172,3 +172,23 @@ def test_proxy_command_records_until_ctrl_c_and_exits_0(upstream: Upstream, tmp_
     [summary] = json.loads(stdout)
     assert summary["complete"] and summary["frames"] == 5
     assert read_recording(summary["path"]).complete
+
+
+def test_three_recorders_writing_one_file_leave_one_readable_recording_and_two_errors(
+    upstream: Upstream, tmp_path: Path
+) -> None:
+    # They used to interleave: an unreadable file, or two recordings lost, all exit 0.
+    out = tmp_path / "same.msgpack"
+    url = f"{upstream.url}/v1/chat/completions?n=40&delay=0.02"
+    command = [sys.executable, "-c", RECORD_CLI, "--endpoint", url, "--prompt", "hi"]
+    command += ["--out", str(out)]
+    processes = [
+        subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(3)
+    ]
+    results = [(p.wait(timeout=60), p.communicate()[1].decode()) for p in processes]
+    assert sorted(code for code, _ in results) == [0, 2, 2], results
+    for code, err in results:
+        if code == 2:
+            assert err.count("\n") == 1 and "another writer has it open" in err, err
+    recording = read_recording(out)
+    assert recording.complete and len(recording.frames) > 0
