@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -257,6 +258,31 @@ def _targets(source: Path, out: Path | None, count: int) -> list[Path]:
     return targets
 
 
+# The largest dump or HAR import reads: it is held whole, with what is decoded from it.
+MAX_IMPORT_BYTES = 1 << 30
+
+
+def _read_bounded(source: Path) -> bytes:
+    """The bytes of ``source``, a regular file of at most ``MAX_IMPORT_BYTES``: a device
+    (``/dev/zero`` read without end), a FIFO (blocks until a writer comes) or a folder is
+    refused before it is opened."""
+    try:
+        info = source.stat()
+        if not stat.S_ISREG(info.st_mode):
+            raise RecordError(f"{source}: not a regular file: import reads a saved dump or HAR")
+        if info.st_size > MAX_IMPORT_BYTES:
+            raise RecordError(
+                f"{source}: {info.st_size:,} bytes; import reads at most {MAX_IMPORT_BYTES:,}"
+            )
+        with source.open("rb") as file:
+            data = file.read(MAX_IMPORT_BYTES + 1)  # it may have grown since
+    except OSError as exc:
+        raise RecordError(f"{source}: cannot read: {exc.strerror or exc}") from None
+    if len(data) > MAX_IMPORT_BYTES:
+        raise RecordError(f"{source}: over {MAX_IMPORT_BYTES:,} bytes; import reads no more")
+    return data
+
+
 def import_file(
     path: str | Path,
     out: str | Path | None = None,
@@ -274,10 +300,7 @@ def import_file(
     source = Path(path)
     if kind is not None and kind not in KINDS:
         raise RecordError(f"--kind {kind!r}: expected one of {', '.join(KINDS)}")
-    try:
-        data = source.read_bytes()
-    except OSError as exc:
-        raise RecordError(f"{source}: cannot read: {exc.strerror or exc}") from None
+    data = _read_bounded(source)
     fmt, bodies = _bodies(source, data, kind)
     if kind == "chunks":
         for body in bodies:

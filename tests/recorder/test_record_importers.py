@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -301,3 +302,29 @@ def test_import_help_ends_with_examples() -> None:
     result = CliRunner().invoke(import_command, ["--help"])
     assert result.exit_code == 0
     assert "Examples:" in result.output and result.output.rstrip().endswith("--kind ndjson")
+
+
+@pytest.mark.parametrize("kind", ["device", "fifo"])  # a folder: click refuses it
+def test_anything_but_a_regular_file_is_one_error_before_it_is_read(
+    tmp_path: Path, kind: str
+) -> None:
+    # /dev/zero was read without end (3.5 GB in 30 s), a FIFO blocked forever.
+    source = tmp_path / "source"
+    if kind == "device":
+        source = Path("/dev/zero")
+    else:
+        os.mkfifo(source)
+    result = CliRunner().invoke(import_command, [str(source), "--out", str(tmp_path / "o.msgpack")])
+    assert result.exit_code == 2
+    assert "not a regular file" in result.output and result.output.count("\n") == 1
+    assert not (tmp_path / "o.msgpack").exists()
+
+
+def test_a_file_over_the_limit_is_one_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("tcr.recorder.importers.MAX_IMPORT_BYTES", 10)
+    source = tmp_path / "dump.txt"
+    source.write_bytes(b"data: 0123456789\n\n")
+    with pytest.raises(RecordError, match="18 bytes; import reads at most 10"):
+        import_file(source)
