@@ -109,12 +109,16 @@ def decode_whole(text: str) -> object:
     return value
 
 
+# json.dumps with these options builds a new encoder per call: one, made once, instead.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
+
+
 def canonical_arguments(value: object) -> str:
     """The canonical text of an arguments object: ``json.dumps(obj, ensure_ascii=False)``."""
     if not isinstance(value, dict):
         raise BodyError("not_a_call", f"arguments are a {_json_kind(value)}, not an object")
     try:
-        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+        text = _ENCODER.encode(value)
     except (ValueError, TypeError, RecursionError) as exc:
         raise BodyError("malformed", f"arguments are not representable as JSON: {exc}") from None
     if not _is_unicode(text):
