@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tcr.corpus import iter_recordings, read_recording, write_expectation
+from tcr.corpus import find_recordings, read_recording, write_expectation
 from tcr.detector.loader import DetectorSpec, Factory, resolve_detector
 from tcr.errors import TcrError
 from tcr.expectation import expectation_of
@@ -63,7 +63,7 @@ def bless(
         detector, dialects=dialects, empty_tools=empty_tools, special_tokens=special_tokens
     ).factory
     blessed = []
-    for path in iter_recordings(list(paths)):
+    for path in find_recordings(list(paths)):
         current = _current(path, factory, tools)
         stored = read_recording(path).expect
         write_expectation(path, current)
@@ -85,7 +85,7 @@ def changes(
         detector, dialects=dialects, empty_tools=empty_tools, special_tokens=special_tokens
     ).factory
     found = []
-    for path in iter_recordings(list(paths)):
+    for path in find_recordings(list(paths)):
         current = _current(path, factory, tools)
         stored = read_recording(path).expect
         if stored != current:

@@ -18,7 +18,8 @@ Modules, all private; the public API is re-exported here:
 * ``_model`` — the format's constants, ``Frame``, ``Recording`` and the checks
   of each object that reader and writer share (``nests_too_deep`` is public, so
   code that builds a header from outside input can refuse it first);
-* ``_reader`` — ``RecordingReader``, ``read_recording``, ``iter_recordings``;
+* ``_reader`` — ``RecordingReader``, ``read_recording``, ``iter_recordings``,
+  ``find_recordings``;
 * ``_writer`` — ``new_header``, ``RecordingWriter``, ``write_recording``,
   ``write_expectation``;
 * ``_msgpack`` — bounded msgpack objects from a file, each with its offset.
@@ -37,7 +38,12 @@ from tcr.corpus._model import (
     nests_too_deep,
 )
 from tcr.corpus._msgpack import MAX_BLOB, MAX_ITEMS
-from tcr.corpus._reader import RecordingReader, iter_recordings, read_recording
+from tcr.corpus._reader import (
+    RecordingReader,
+    find_recordings,
+    iter_recordings,
+    read_recording,
+)
 from tcr.corpus._writer import RecordingWriter, new_header, write_expectation, write_recording
 
 __all__ = [
@@ -52,6 +58,7 @@ __all__ = [
     "Recording",
     "RecordingReader",
     "RecordingWriter",
+    "find_recordings",
     "iter_recordings",
     "nests_too_deep",
     "new_header",

@@ -180,6 +180,17 @@ def iter_recordings(paths: Iterable[str | Path] | str | Path) -> Iterator[Path]:
                 yield path
 
 
+def find_recordings(paths: Iterable[str | Path] | str | Path) -> list[Path]:
+    """``iter_recordings`` as a list that is never empty: a command that finds no
+    recording to work on says so (a ``CorpusError`` naming where it looked) instead of
+    reporting that all of none passed, as pytest exits 5 when it collects no test."""
+    found = list(iter_recordings(paths))
+    if not found:
+        given = [str(paths)] if isinstance(paths, str | Path) else [str(p) for p in paths]
+        raise where(", ".join(given), None, "no recording (*.msgpack) found there")
+    return found
+
+
 def _walk(root: Path) -> list[Path]:
     found = [
         Path(folder, name)

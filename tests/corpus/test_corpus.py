@@ -28,6 +28,7 @@ from tcr.corpus import (
     Recording,
     RecordingReader,
     RecordingWriter,
+    find_recordings,
     iter_recordings,
     new_header,
     read_recording,
@@ -707,3 +708,11 @@ def test_a_second_writer_of_one_path_is_refused_and_the_first_stays_readable(
     assert recording.complete and [f.data for f in recording.frames] == ["kept", " whole"]
     with RecordingWriter(path, new_header(kind="chunks")):  # closed: free to be replaced
         pass
+
+
+def test_finding_no_recording_is_one_error_naming_where(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("no recording here")
+    with pytest.raises(CorpusError, match=f"corpus: {tmp_path}: no recording"):
+        find_recordings(tmp_path)
+    write_recording(tmp_path / "a.msgpack", new_header(kind="chunks"), [])
+    assert find_recordings([tmp_path]) == [tmp_path / "a.msgpack"]

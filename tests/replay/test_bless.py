@@ -122,3 +122,13 @@ def test_bless_dry_run_shows_the_diff_and_writes_nothing(recording: Path) -> Non
     assert "text: [-stale-]{+The weather" in result.output
     assert result.output.rstrip().endswith("1 would change; nothing written (--dry-run)")
     assert recording.read_bytes() == before
+
+
+@pytest.mark.parametrize("command", ["bless", "review"])
+def test_a_folder_with_no_recording_is_one_error_not_a_quiet_success(
+    tmp_path: Path, command: str
+) -> None:
+    result = CliRunner().invoke(main, [command, str(tmp_path)])
+    assert result.exit_code == 2
+    assert f"{tmp_path}: no recording (*.msgpack) found there" in result.output
+    assert result.output.count("\n") == 1
