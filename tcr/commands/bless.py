@@ -105,10 +105,10 @@ def bless(
     changed = [c for c in found if c.stored != c.current]
     for change in found:
         if change.stored == change.current:
-            console.print(f"[bold]{escape(str(change.path))}[/]: unchanged", highlight=False)
+            console.print(f"[bold]{_named(change.path)}[/]: unchanged", highlight=False)
             continue
         what = "would change" if dry_run else "blessed"
-        console.print(f"[bold]{escape(str(change.path))}[/]: {what}", highlight=False)
+        console.print(f"[bold]{_named(change.path)}[/]: {what}", highlight=False)
         console.print(styled(render_diff(change)))
     if dry_run:
         console.print(f"{len(changed)} would change; nothing written (--dry-run)")
@@ -147,6 +147,14 @@ def review(
     console.print(f"\naccepted {accepted}, rejected {rejected}, of {len(found)} changed")
 
 
+def _named(path: Path) -> str:
+    """A file name as printed: its control characters drawn (an escape sequence in a
+    name must not reach the terminal), then escaped for rich's markup."""
+    from tcr.replay.show_render import visible
+
+    return escape(visible(str(path)))
+
+
 def _review(
     console: Console, found: Sequence[Change], read: Callable[[], str | None]
 ) -> tuple[int, int]:
@@ -156,7 +164,7 @@ def _review(
     accept_rest = False
     accepted = rejected = 0
     for n, change in enumerate(found, 1):
-        console.print(f"\n[bold]{n}/{len(found)} {escape(str(change.path))}[/]", highlight=False)
+        console.print(f"\n[bold]{n}/{len(found)} {_named(change.path)}[/]", highlight=False)
         console.print(styled(render_diff(change)), soft_wrap=True)
         key = "a" if accept_rest else _ask(read)
         if key == "q":

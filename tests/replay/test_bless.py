@@ -132,3 +132,15 @@ def test_a_folder_with_no_recording_is_one_error_not_a_quiet_success(
     assert result.exit_code == 2
     assert f"{tmp_path}: no recording (*.msgpack) found there" in result.output
     assert result.output.count("\n") == 1
+
+
+def test_a_file_name_with_a_terminal_escape_is_printed_drawn(tmp_path: Path) -> None:
+    # An OSC set-title sequence in a name reached the terminal as it was.
+    recording = tmp_path / "a\x1b]0;pwned\x07.msgpack"
+    shutil.copy(SOURCE, recording)
+    write_expectation(recording, {"text": "stale", "calls": [], "reasoning": ""})
+    for command in (["bless", "--dry-run"], ["bless"]):
+        result = CliRunner().invoke(main, [*command, str(recording)])
+        assert result.exit_code == 0, result.output
+        assert "\x1b" not in result.output and "\x07" not in result.output
+        assert "a␛]0;pwned␇.msgpack" in result.output
