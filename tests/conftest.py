@@ -21,7 +21,7 @@ The folders mirror the repository (ARCHITECTURE.md §1):
     tests/live/      against a real llama-server
     tests/scripts/   scripts/: the llama-server launcher
     tests/           project-wide checks (lint and types, packaging, the README) and
-                     the helpers the folders share: helpers, toy_detectors,
+                     the helpers the folders share: helpers, hypothesis_profiles, toy_detectors,
                      crashing_detectors, messages, sarif_checks, data/
 
 Helpers are imported by module name: pyproject puts tests/ and scripts/ on sys.path,
@@ -46,16 +46,27 @@ tcr.fuzz.run(). Tests about something else get it measured as linear at once
 probe, and no test's verdict should hang on the machine's load. The cost tests
 (modules named ``test_*cost*``) measure for real, on a virtual or the real clock.
 
-The fast loop while developing is ``python -m pytest -m "not live and not slow"``;
-``python -m pytest`` (what CI runs) runs everything.
+Hypothesis settings profiles (tests/hypothesis_profiles.py): ``dev``, the default, runs
+at most a few examples per property test; ``ci`` (``TCR_HYPOTHESIS_PROFILE=ci``, as
+``.ci/run`` sets) runs what each test asks for.
+
+The suite runs in parallel under pytest-xdist (``-n auto``): each worker is its own
+process with its own temporary folders and working directory, and the tests reach
+servers on free ports only; tests/live starts its llama-server once per worker.
+
+The fast loop while developing is ``python -m pytest -n auto -m "not live and not slow"``;
+``python -m pytest -n auto`` runs everything, and CI runs that with the ``ci`` profile.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from pathlib import Path
 
+import hypothesis_profiles
 import pytest
+from hypothesis import settings
 
 TESTS = Path(__file__).parent
 
@@ -78,11 +89,18 @@ MODULE_MARKS: Mapping[str, tuple[str, ...]] = {
     "replay/test_pytest_plugin.py": ("slow", "process"),  # pytest in a subprocess
     "replay/test_replay_jobs.py": ("process",),
     "replay/test_serve.py": ("process",),
+    "replay/test_matrix_browser.py": ("slow", "process"),  # the page in a headless Chromium
     "tui/test_tui_tmux.py": ("slow", "process"),
 }
 
 # The 2 MB policy_13_block_too_long recording: every check on it takes seconds.
 LARGE_RECORDING_BYTES = 200_000
+
+try:
+    PROFILE = hypothesis_profiles.chosen()
+except ValueError as error:
+    raise pytest.UsageError(str(error)) from None
+settings.load_profile(PROFILE)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -92,16 +110,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         for mark in _marks(item):
             item.add_marker(mark)
+        if PROFILE == "dev":
+            hypothesis_profiles.fewer_examples(getattr(item, "obj", None))
 
 
 def _marks(item: pytest.Item) -> set[str]:
-    marks: set[str] = set()
-    if not item.path.is_relative_to(TESTS):  # e.g. the recordings of --tcr-corpus
-        return marks
-    where = item.path.relative_to(TESTS)
-    for name, names in MODULE_MARKS.items():
-        if where == Path(name) or Path(name) in where.parents:
-            marks.update(names)
+    marks = set(_module_marks(item.path))
     for fixture in getattr(item, "fixturenames", ()):
         marks.update(FIXTURE_MARKS.get(fixture, ()))
     if _has_a_large_recording(item):
@@ -109,15 +123,33 @@ def _marks(item: pytest.Item) -> set[str]:
     return marks
 
 
+# Cached per module and per recording: ten thousand items share a few hundred of each,
+# and collection is what every run of the fast loop pays first.
+@functools.cache
+def _module_marks(path: Path) -> frozenset[str]:
+    if not path.is_relative_to(TESTS):  # e.g. the recordings of --tcr-corpus
+        return frozenset()
+    where = path.relative_to(TESTS)
+    return frozenset(
+        mark
+        for name, names in MODULE_MARKS.items()
+        if where == Path(name) or Path(name) in where.parents
+        for mark in names
+    )
+
+
 def _has_a_large_recording(item: pytest.Item) -> bool:
     callspec = getattr(item, "callspec", None)
     params = callspec.params.values() if callspec is not None else ()
     return any(
-        isinstance(value, Path)
-        and value.suffix == ".msgpack"
-        and value.stat().st_size > LARGE_RECORDING_BYTES
+        isinstance(value, Path) and value.suffix == ".msgpack" and _is_large(value)
         for value in params
     )
+
+
+@functools.cache
+def _is_large(recording: Path) -> bool:
+    return recording.stat().st_size > LARGE_RECORDING_BYTES
 
 
 @pytest.fixture(autouse=True)

@@ -27,7 +27,7 @@ def test_readme_names_the_test_command_that_ci_runs() -> None:
     command = (
         "python scripts/test_tools.py && \\\n"
         '  LLAMA_CPP_BUILD_JOBS=2 CMAKE_ARGS="-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF" \\\n'
-        "  python -m pip install -e '.[test]' && python -m pytest"
+        "  python -m pip install -e '.[test]' && python -m pytest -n auto\n"
     )
     assert command in README.read_text()
     assert command in ci

@@ -3,15 +3,22 @@
 Deterministic: each test detector advances a fake clock by what its work would cost
 (per character fed: linear; per character held so far: quadratic), so the ratios are
 exact and no test times anything real (tests/core/test_cost_timing.py does, as ratios).
+
+The full garbage collection ``measure_cost`` makes before each timed run keeps garbage
+out of a real clock's reading; the virtual clock never sees it, and in a process holding
+the whole suite each one takes a fraction of a second, dozens of them per test. Here it
+is skipped, the collector still paused and resumed around each run as in real use.
 """
 
 from __future__ import annotations
 
+import gc
 import re
 from collections.abc import Callable
 
 import pytest
 
+import tcr.cost
 from tcr.claims import Claim
 from tcr.cost import EVERY, KIND, SHAPE, TEXT, Settings, measure_cost, probe
 from tcr.detector import Event, Reasoning, Text, ToolCall
@@ -94,6 +101,22 @@ def measured(
 
 def _fields(settings: Settings) -> dict[str, float]:
     return {name: getattr(settings, name) for name in Settings.__slots__}
+
+
+class _CollectorWithoutCollections:
+    """``gc`` as ``tcr.cost`` uses it, but ``collect()`` does nothing (module docstring)."""
+
+    collect = staticmethod(lambda: 0)
+    disable, enable, isenabled = (
+        staticmethod(gc.disable),
+        staticmethod(gc.enable),
+        staticmethod(gc.isenabled),
+    )
+
+
+@pytest.fixture(autouse=True)
+def _no_collections_on_the_virtual_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tcr.cost, "gc", _CollectorWithoutCollections)
 
 
 # --- the probe ------------------------------------------------------------------------

@@ -85,6 +85,7 @@ def test_a_crash_is_told_from_the_streamed_run_alone() -> None:
     assert verdicts == {True, False}
 
 
+@pytest.mark.slow  # 128,000 characters fed one at a time, twice, traced
 def test_a_char_level_run_streamed_keeps_nothing_per_character() -> None:
     text = "Plain prose with no marker in it, fed one character at a time. " * 2_000
     judge = Judge(StreamDetector, text)

@@ -14,6 +14,7 @@ import pytest
 from corpus.fuzzing import clean_or_one_line_error, fuzz_scale, fuzz_settings
 from hypothesis import given
 from hypothesis import strategies as st
+from hypothesis_profiles import examples
 
 from tcr.corpora import bundled
 from tcr.corpus import MAX_NESTING, new_header, read_recording, write_recording
@@ -144,8 +145,9 @@ def cut_points(data: bytes, most: int) -> list[int]:
 def test_truncations_of_each_bundled_recording(tmp_path: Path, source: Path) -> None:
     data = source.read_bytes()
     path = tmp_path / "cut.msgpack"
-    # 16 boundaries per file keep the default run to seconds; CI cuts at more
-    for size in cut_points(data, most=fuzz_settings(16).max_examples):
+    # 16 boundaries per file keep the default run to seconds, the dev profile's fewer the
+    # fast loop; CI cuts at more
+    for size in cut_points(data, most=examples(fuzz_settings(16).max_examples)):
         path.write_bytes(data[:size])
         clean_or_one_line_error(lambda: read_and_decode(path))
 

@@ -61,29 +61,62 @@ READS_THE_OTHER = {("glm47", "glm45")}
 PAIRS = [(d, e) for d in IDS for e in IDS if d != e and (d, e) not in READS_THE_OTHER]
 
 
-@pytest.mark.parametrize(("claimed", "other"), PAIRS)
-def test_another_dialects_example_is_text_to_a_restricted_detector(
-    claimed: str, other: str
-) -> None:
-    """Text, but where the claimed dialect's own marker stands in it: a block opens there.
-
-    A claimed dialect sharing an opening marker opens each block and, the body being
-    none of its own, rejects it as malformed: vLLM's hermes parser does the same
-    (``json.loads`` fails, no call, the output is content). The think example
-    mentions ``<tool_call>`` inside its reasoning: unclaimed, the reasoning marker is
-    text, so that marker opens a block that never closes. DeepSeek V3 writes each
-    call's arguments in a ```json fence: a fenced-JSON parser opens on each and, the
-    object naming no tool, shows it verbatim as not a call.
-    """
+def unclaimed_example_problem(claimed: str, other: str) -> str:
+    """What is wrong with ``other``'s example read by a detector restricted to ``claimed``
+    ("" when nothing): it must be text, but where the claimed dialect's own marker stands
+    in it a block opens there, which the claimed dialect rejects, at every chunking."""
     text = BY_ID[other].example.text
     blocks = opened(claimed, text)
     whole = events(StreamDetector(dialects=[claimed]), [text])
     opened_blocks = [e for e in whole if not isinstance(e, Text)]
-    assert len(opened_blocks) == blocks, whole
-    assert all(isinstance(e, Rejected) and e.format == claimed for e in opened_blocks), whole
+    if len(opened_blocks) != blocks:
+        return f"{len(opened_blocks)} blocks opened whole, {blocks} expected: {whole}"
+    if not all(isinstance(e, Rejected) and e.format == claimed for e in opened_blocks):
+        return f"a block opened whole that {claimed} does not reject: {whole}"
+    expected = whole if blocks else [Text(text)]
     for chunks in chunkings(text):
         out = events(StreamDetector(dialects=[claimed]), chunks)
-        assert out == (whole if blocks else [Text(text)]), chunks
+        if out != expected:
+            return f"{out} at chunks {chunks}"
+    return ""
+
+
+def test_another_dialects_example_is_text_to_a_restricted_detector() -> None:
+    assert opened("hermes", BY_ID["mistral"].example.text) == 0
+    assert unclaimed_example_problem("hermes", "mistral") == ""
+
+
+def test_a_shared_opening_marker_opens_a_block_the_claimed_dialect_rejects() -> None:
+    """vLLM's hermes parser does the same with another's body after ``<tool_call>``
+    (``json.loads`` fails, no call, the output is content)."""
+    assert opened("hermes", BY_ID["qwen3_coder"].example.text) == 1
+    assert unclaimed_example_problem("hermes", "qwen3_coder") == ""
+
+
+def test_a_marker_mentioned_in_unclaimed_reasoning_opens_a_block_that_never_closes() -> None:
+    """The think example mentions ``<tool_call>`` inside its reasoning: unclaimed, the
+    reasoning marker is text, so that marker opens a block that never closes."""
+    assert opened("hermes", BY_ID["think"].example.text) == 1
+    assert unclaimed_example_problem("hermes", "think") == ""
+
+
+def test_a_fenced_json_claim_shows_deepseek_v3_s_fenced_arguments_as_not_a_call() -> None:
+    """DeepSeek V3 writes each call's arguments in a ```json fence: a fenced-JSON parser
+    opens on each and, the object naming no tool, shows it verbatim as not a call."""
+    assert opened("fenced_json", BY_ID["deepseek_v3"].example.text) == 2
+    assert unclaimed_example_problem("fenced_json", "deepseek_v3") == ""
+
+
+def test_every_other_dialects_example_is_text_or_rejected_blocks_to_every_restricted_detector() -> (
+    None
+):
+    """The sweep over every pair of dialects, every pair's failure named."""
+    failures = [
+        f"{claimed} reading {other}'s example: {problem}"
+        for claimed, other in PAIRS
+        if (problem := unclaimed_example_problem(claimed, other))
+    ]
+    assert not failures, f"{len(failures)} of {len(PAIRS)} pairs:\n" + "\n".join(failures)
 
 
 def test_glm45_s_example_is_glm47_s_calls_to_a_glm47_claim() -> None:

@@ -43,6 +43,7 @@ def test_fuzzing_its_dialect_finds_it_within_a_few_hundred_examples(name: str, s
     assert finding.case.unmarked <= 100 and len(finding.case.splits) <= 3, finding.case.chunks
 
 
+@pytest.mark.slow  # every bundled regression per chunking
 @pytest.mark.parametrize("name", sorted(FAMILIES))
 def test_replaying_the_bundled_regressions_finds_it_in_its_recording(name: str) -> None:
     regressions = sorted((ROOT / "regressions").glob("*.msgpack"))

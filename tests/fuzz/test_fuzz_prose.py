@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 
-import pytest
 from helpers import chunkings, run
 
 from tcr.detector import Text
@@ -20,11 +19,11 @@ def _opening_on(marker: str) -> Dialect:
     return next(d for d in DIALECTS if marker in d.opens)
 
 
-@pytest.mark.parametrize("dialect", DIALECTS, ids=lambda d: d.id)
-def test_every_registered_dialect_contributes_near_misses(dialect: Dialect) -> None:
-    own = near_misses(dialect)
-    assert own, f"{dialect.id} contributes no near miss"
-    assert set(own) <= set(NEAR_MISSES)
+def test_every_registered_dialect_contributes_near_misses() -> None:
+    none = [d.id for d in DIALECTS if not near_misses(d)]
+    unlisted = {d.id: set(near_misses(d)) - set(NEAR_MISSES) for d in DIALECTS}
+    assert not none, f"dialects contributing no near miss: {none}"
+    assert not any(unlisted.values()), {k: v for k, v in unlisted.items() if v}
 
 
 def test_no_near_miss_holds_an_opening_marker_of_two_characters_or_more() -> None:
@@ -55,10 +54,18 @@ def test_a_new_dialect_gets_near_misses_from_its_record_alone() -> None:
     assert {"<|made_up_call|", "<|Made_up_call|>", "<|made_up_end|>"} <= set(own)
 
 
-@pytest.mark.parametrize("near_miss", NEAR_MISSES)
-def test_a_near_miss_mid_answer_is_text_to_the_reference_under_every_chunking(
-    near_miss: str,
-) -> None:
+def chunkings_not_shown_as_text(near_miss: str) -> list[str]:
+    """The chunkings (whole, per character, every split) under which the reference shows
+    ``near_miss`` mid answer as anything but the text it is."""
     text = f"Hi {near_miss} ok."
-    for label, chunks in chunkings(text, randoms=0):
-        assert run(chunks) == [Text(text)], (near_miss, label)
+    return [label for label, chunks in chunkings(text, randoms=0) if run(chunks) != [Text(text)]]
+
+
+def test_a_near_miss_mid_answer_is_text_to_the_reference_under_every_chunking() -> None:
+    assert "<tool_call" in NEAR_MISSES
+    assert chunkings_not_shown_as_text("<tool_call") == []
+
+
+def test_every_near_miss_mid_answer_is_text_to_the_reference_under_every_chunking() -> None:
+    failures = {nm: labels for nm in NEAR_MISSES if (labels := chunkings_not_shown_as_text(nm))}
+    assert not failures, f"{len(failures)} of {len(NEAR_MISSES)} near misses: {failures}"

@@ -173,7 +173,9 @@ def test_what_a_dropped_stream_delivered_is_on_disk(upstream: Upstream, tmp_path
 @pytest.mark.parametrize(
     ("endpoint", "message"),
     [
-        (f"http://127.0.0.1:{free_port()}/v1/chat/completions", "connection refused"),
+        # The free port is taken when the test runs: a test id must be the same in every
+        # xdist worker's collection, and a port free at collection may not be by then.
+        ("http://127.0.0.1:{free_port}/v1/chat/completions", "connection refused"),
         ("http://tcr-test.invalid/v1/chat/completions", "cannot resolve host"),
         ("not-a-url/v1/chat/completions", "is not an http:// or https:// URL"),
     ],
@@ -181,6 +183,7 @@ def test_what_a_dropped_stream_delivered_is_on_disk(upstream: Upstream, tmp_path
 def test_unreachable_endpoints_exit_2_with_one_line(
     tmp_path: Path, endpoint: str, message: str
 ) -> None:
+    endpoint = endpoint.replace("{free_port}", str(free_port()))
     result = invoke("--endpoint", endpoint, "--prompt", "hi", "--out", str(tmp_path))
     assert message in one_error_line(result)
     assert list(tmp_path.iterdir()) == []

@@ -33,6 +33,7 @@ SPLITS_MARKERS = "tcr.detector.broken:per_chunk_markers"
 HERMES_ONLY = "parsers.shapes:correct_hermes"  # tests/parsers: claims hermes
 
 
+@pytest.mark.slow  # a whole matrix replayed
 def test_cells_follow_each_detector_s_claim(tmp_path: Path) -> None:
     specs = [DetectorSpec.load(SPLITS_MARKERS), DetectorSpec.load(HERMES_ONLY)]
     matrix = build(specs, PATHS, rows=ROWS, budget_s=1, save=tmp_path)
@@ -56,6 +57,7 @@ def test_cells_follow_each_detector_s_claim(tmp_path: Path) -> None:
     assert json.loads(json.dumps(matrix.to_dict()))["cells"][0]["row"] == "hermes"
 
 
+@pytest.mark.slow  # a whole matrix replayed
 def test_a_cell_s_findings_are_replay_s_for_its_dialect(tmp_path: Path) -> None:
     """One bug, one finding: a marker split across chunks fails invariance, no_leak and
     expected in each dialect, and replay reports it once (tcr.findings); so does a cell,
@@ -160,6 +162,7 @@ def test_bad_input_is_one_line_and_exit_code_2(args: list[str], message: str) ->
     assert len(lines) == 1 and lines[0].startswith("tcr matrix: ") and message in lines[0], out
 
 
+@pytest.mark.slow  # a whole matrix replayed
 def test_the_page_marks_each_cell_and_escapes_what_it_shows(tmp_path: Path) -> None:
     specs = [DetectorSpec.load(SPLITS_MARKERS), DetectorSpec.load(HERMES_ONLY)]
     text = page(build(specs, PATHS[:1], rows=ROWS, budget_s=1, save=tmp_path))
@@ -201,6 +204,7 @@ def test_the_command_takes_the_time_limit() -> None:
     assert out.strip() == "tcr matrix: --timeout must be a positive number of seconds, not 0"
 
 
+@pytest.mark.slow  # a whole matrix replayed
 def test_piped_the_table_keeps_each_detector_s_name_whole(tmp_path: Path) -> None:
     """Piped, the width is whatever the console guesses (80, or a terminal on stdin): a
     detector's name is never folded across lines, whatever that width is."""

@@ -25,6 +25,7 @@ def pasted_together(report: Report) -> tuple[list[str], list[str]]:
     return snippets, names
 
 
+@pytest.mark.slow  # every recorded stream per character; the naming alone is pinned below
 def test_snippets_of_one_report_define_distinct_test_names() -> None:
     report = run(
         [ROOT / "recorded"],

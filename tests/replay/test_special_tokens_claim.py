@@ -134,6 +134,7 @@ def test_a_harness_claiming_whole_special_tokens_is_judged_so() -> None:
     assert claim.tokens_whole
 
 
+@pytest.mark.slow  # pytest run again inside
 def test_the_pytest_plugin_takes_special_tokens(pytester: pytest.Pytester) -> None:
     pytester.makeini("[pytest]\ntcr_special_tokens = whole\n")
     pytester.makepyfile(
