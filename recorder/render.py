@@ -30,7 +30,7 @@ def _ms(value: float | None) -> str:
 def render_summary(console: Console, summary: Summary) -> None:
     """One recording in three lines: verdict and file, numbers, content preview."""
     mark = "[green]✓[/]" if summary.complete else "[red]✗[/]"
-    console.print(f"{mark} [bold]{escape(summary.path)}[/]")
+    console.print(f"{mark} [bold]{escape(summary.path)}[/]", soft_wrap=True)  # copied whole
     status = f"HTTP {summary.status} · " if summary.status is not None else ""
     console.print(
         f"  {status}{summary.kind} · {counted(summary.frames, 'frame')} · "
