@@ -47,8 +47,9 @@ class Choice(click.Choice):  # type: ignore[type-arg]
         try:
             return super().convert(value, param, ctx)
         except click.BadParameter as error:
-            error.message += did_you_mean(str(value), self.choices)
-            raise
+            # a new error, not error.message changed: click 8.5 declares message Final
+            hint = did_you_mean(str(value), self.choices)
+            raise click.BadParameter(error.message + hint, ctx=ctx, param=param) from None
 
 
 def detector_option(fn: F) -> F:
