@@ -34,7 +34,8 @@ __all__ = [
 
 _ARGUMENTS = re.compile(r'"arguments"\s*:\s*(?=\S)')  # ends at the value's first character
 # The shape models write, streamed as it comes: {"name": "…", "arguments": {…}}. Any other
-# (arguments first, "parameters", the OpenAI "function" wrapper) is parsed when it closes.
+# (arguments first, "parameters") is parsed when it closes; the OpenAI "function" wrapper is
+# no call, as no engine reads one (docs/dialect-sources.md).
 _STREAMED = re.compile(
     r'\s*\{\s*"name"\s*:\s*"((?:[^"\\\x00-\x1f]|\\.)*)"\s*,\s*"arguments"\s*:\s*(?=\{)'
 )
@@ -300,8 +301,6 @@ def _call_of(body: str) -> tuple[str, dict[str, object]] | None:
         parsed = json.loads(body)
     except ValueError:
         return None
-    if isinstance(parsed, dict) and isinstance(parsed.get("function"), dict):
-        parsed = parsed["function"]  # the OpenAI shape: {"type": "function", "function": {…}}
     name = parsed.get("name") if isinstance(parsed, dict) else None
     if not isinstance(name, str) or not name.strip():  # no name, or a blank one: no call
         return None
