@@ -73,8 +73,12 @@ def test_shrinking_a_chunking_removes_splits() -> None:
 
 
 def test_shrinking_a_message_gives_a_short_one() -> None:
+    # Shrinking ends in a local minimum whose format depends on the search's luck (74,
+    # 79 or 84 characters over 30 seeds): minimal means two calls, no prose, nothing long.
     two_calls = find(messages(), lambda m: len(m.truth.calls) >= 2)
-    assert len(two_calls.text) <= 80, two_calls.text
+    assert len(two_calls.truth.calls) == 2, two_calls.text
+    assert "prose" not in two_calls.parts, two_calls.text
+    assert len(two_calls.text) <= 90, two_calls.text
     rejected = find(messages(), lambda m: "<tools>" in m.text and not m.truth.calls)
     assert len(rejected.text) <= 80, rejected.text
 
