@@ -453,6 +453,8 @@ def _boundary(spec: str, text: AnyStr) -> Iterator[Chunking[AnyStr]]:
         if len(shattered) > 1 and shattered not in seen:
             seen.add(shattered)
             yield Chunking(spec, f"{spec}@{start}..{end}", tuple(_cut(text, shattered)))
+    if not seen:  # a text no longer than one marker character: nowhere to cut, run it whole
+        yield Chunking(spec, spec, _nonempty((text,)))
 
 
 # -- special tokens ---------------------------------------------------------------

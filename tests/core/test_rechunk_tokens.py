@@ -181,3 +181,10 @@ def test_the_reference_emits_the_same_events_under_tokens(text: str, seed: int) 
 
 def test_the_reference_claim_reads_special_tokens_split() -> None:
     assert not StreamDetector().tcr_claim.tokens_whole
+
+
+def test_boundary_runs_a_one_character_marker_whole() -> None:
+    # "[" is a marker of some dialects: nowhere to cut it, but it is still replayed (it got
+    # no run at all, so a one-character recording was never checked under boundary).
+    made = list(parse_strategy("boundary").chunkings("[", original=["["], runs=3))
+    assert [c.chunks for c in made] == [("[",)]
