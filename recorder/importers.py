@@ -91,10 +91,12 @@ def _chunk(item: object, where: str) -> tuple[int | None, str]:
                 return t_ns, text
             seconds = item.get("t")
             if isinstance(seconds, int | float) and not isinstance(seconds, bool):
-                # JSON as Python reads it allows NaN and Infinity
-                if not (math.isfinite(seconds) and seconds * 1e9 <= MAX_T_NS):
+                # JSON as Python reads it allows NaN and Infinity, and a finite number of
+                # seconds may be infinite in nanoseconds (-1.8e299)
+                t_ns_float = seconds * 1e9
+                if not (math.isfinite(t_ns_float) and t_ns_float <= MAX_T_NS):
                     raise RecordError(f"{where}: 't' is {seconds!r}, not a time in seconds")
-                return max(0, round(seconds * 1e9)), text
+                return max(0, round(t_ns_float)), text
             return None, text
     raise RecordError(
         f"{where}: not a chunk: expected a JSON string or an object with one of "
