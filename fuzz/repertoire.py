@@ -1,4 +1,4 @@
-"""What generated messages are written in for one claim (DESIGN §5, "Judged against the claim").
+"""What generated messages are written in for one claim (ARCHITECTURE.md §5.7, claims).
 
 A detector is judged only on the dialects it claims. Fuzz writes blocks, with
 their verdict, in claimed dialects only, and mixes unclaimed dialects' markup in

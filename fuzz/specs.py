@@ -1,4 +1,4 @@
-"""Tool specs that agree with a message's ground truth (DESIGN §5, "Tools with schemas").
+"""Tool specs that agree with a message's ground truth (ARCHITECTURE.md §5.2, "Tool specs").
 
 A request that declares tools sends their schemas; a parser of untyped bodies
 (Qwen3-Coder XML, GLM pairs) types the values by them. So a generated message that

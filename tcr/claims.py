@@ -1,4 +1,4 @@
-"""What a detector says it speaks: its claim (ARCHITECTURE.md §5.7, DESIGN §5 "Claims").
+"""What a detector says it speaks: its claim (ARCHITECTURE.md §5.7, docs/explanation/claims.md).
 
 tcr judges a detector against its claim, never against dialects it does not
 speak: unclaimed markup is plain text for it and must pass through unchanged.

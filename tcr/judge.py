@@ -9,7 +9,7 @@ one place that puts the oracles together; ``tcr.oracle.check_trace`` and
 Making a detector goes through ``tcr.detector.loader.make_detector``: a factory
 that fails raises ``FactoryError``, and each caller says what that means to it.
 
-**The claim** (DESIGN §5, ``tcr.claims``). A judge holds the detector to what it
+**The claim** (ARCHITECTURE.md §5.7, ``tcr.claims``). A judge holds the detector to what it
 claims to parse in this message (``Claim.parses(tools)``): ``no_leak`` looks for
 those dialects' opening markers only, holdback's bound is their longest opener - 1,
 and the expectation is restated for the claim. A recording's stored expectation was
@@ -30,7 +30,7 @@ reference's choices beyond the claim (policy 12's stripped content, say) are not
 the user's to answer for unless a recording says so. The skips that come from the
 claim are in ``not_judged`` (check -> why), which replay counts once per run.
 
-**Tool specs** (DESIGN §5, "Tools with schemas"). ``tool_specs``, the request's OpenAI
+**Tool specs** (ARCHITECTURE.md §5.2, "Tool specs"). ``tool_specs``, the request's OpenAI
 ``tools`` list, goes to every detector whose factory takes it (``make_detector``), and
 to the reference that restates an expectation. When the factory takes it, ``expected``
 types the expected values of untyped bodies (Qwen3-Coder XML, GLM pairs) by those

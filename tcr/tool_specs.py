@@ -1,6 +1,7 @@
 """Tool specs: the OpenAI ``tools`` a request offers, and argument values typed by their schemas.
 
-DESIGN §5, "Tools with schemas": real parsers convert argument types by schema,
+ARCHITECTURE.md §5.2, "Tool specs" (and docs/how-to/test-your-parser.md, "Tools with
+schemas"): real parsers convert argument types by schema,
 because some bodies carry no JSON types (Qwen3-Coder's ``<parameter=K>V</parameter>``,
 GLM's ``<arg_value>V</arg_value>``: every value is text). A factory that takes
 ``tool_specs`` gets the request's tools; a detector that types ``"3"`` as ``3``

@@ -1,6 +1,8 @@
-"""The README's shell blocks, read as a newcomer reads them: commands and what they print.
+"""The shell blocks of the README and the docs pages, read as a newcomer reads them:
+commands and what they print.
 
-Not tests: ``test_readme_commands.py`` runs the commands. A ``console`` block holds
+Not tests: ``test_readme_commands.py`` runs the commands, ``tests/docs`` the Python
+blocks. A ``console`` block holds
 ``$ command`` lines (a trailing ``\\`` continues one), each followed by the output the
 README shows for it; ``...`` stands for lines left out. In ``sh`` and ``yaml`` blocks
 every line that is not a comment is a command (``- run: CMD`` in YAML), and ``#`` lines
@@ -13,10 +15,17 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["README", "Block", "Command", "blocks", "in_order", "shows"]
+__all__ = [
+    "DOCUMENTS", "README", "Block", "Command", "PythonBlock", "blocks", "every_block", "in_order",
+    "python_blocks", "shows",
+]  # fmt: skip
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+# What a newcomer reads: the README, then the docs site's pages.
+DOCUMENTS = (README, *sorted((ROOT / "docs").rglob("*.md")))
 _FENCE = re.compile(r"^```(console|sh|yaml)\n(.*?)^```", re.M | re.S)
+_PYTHON = re.compile(r"^```python\n(.*?)^```", re.M | re.S)
 ELIDED = "..."
 
 
@@ -29,22 +38,54 @@ class Command:
 @dataclass(frozen=True, slots=True)
 class Block:
     language: str
-    at: int  # the README line of its fence
+    at: int  # the line of its fence
     commands: tuple[Command, ...]
+    page: Path = README
+
+    @property
+    def where(self) -> str:
+        return f"{self.page.relative_to(ROOT)}:{self.at}"
 
     @property
     def first(self) -> str:
         return self.commands[0].line
 
 
-def blocks(text: str | None = None) -> list[Block]:
-    text = README.read_text() if text is None else text
+def blocks(text: str | None = None, page: Path = README) -> list[Block]:
+    text = page.read_text() if text is None else text
     found = []
     for match in _FENCE.finditer(text):
         language, body = match.group(1), match.group(2)
         at = text.count("\n", 0, match.start()) + 1
         read = _console if language == "console" else _script
-        found.append(Block(language, at, tuple(read(body.splitlines(), language))))
+        found.append(Block(language, at, tuple(read(body.splitlines(), language)), page))
+    return found
+
+
+def every_block() -> list[Block]:
+    """The shell blocks of the README and of every docs page."""
+    return [found for page in DOCUMENTS for found in blocks(page=page)]
+
+
+@dataclass(frozen=True, slots=True)
+class PythonBlock:
+    page: Path
+    at: int  # the line of its fence
+    source: str
+
+    @property
+    def where(self) -> str:
+        return f"{self.page.relative_to(ROOT)}:{self.at}"
+
+
+def python_blocks() -> list[PythonBlock]:
+    """The Python blocks of the README and of every docs page."""
+    found = []
+    for page in DOCUMENTS:
+        text = page.read_text(encoding="utf-8")
+        for match in _PYTHON.finditer(text):
+            at = text.count("\n", 0, match.start()) + 1
+            found.append(PythonBlock(page, at, match.group(1)))
     return found
 
 

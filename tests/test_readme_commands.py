@@ -1,6 +1,7 @@
-"""The README's commands run as written (issue 15, "Done when").
+"""The commands of the README and the docs pages run as written (issues 15 and 35).
 
-Every ``console``, ``sh`` and ``yaml`` block of the README is either run here, its
+Every ``console``, ``sh`` and ``yaml`` block of the README and of every page under
+``docs/`` is either run here (a block shown on two pages, once), its
 commands through ``bash`` in a folder holding the repository's ``corpora``,
 ``examples`` and ``scripts`` (with ``tcr`` and ``python`` those of the Python running
 the tests), or listed in ``NOT_RUN`` with the reason. Where the README shows output,
@@ -25,7 +26,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from readme_blocks import README, Block, Command, blocks, in_order
+from readme_blocks import README, Block, Command, every_block, in_order
 
 from tcr.corpus import read_recording
 from tcr.stream import decode
@@ -87,8 +88,13 @@ print()
 
 
 def block(first: str, *, exactly: bool = False) -> Block:
-    (found,) = [b for b in blocks() if (b.first == first if exactly else b.first.startswith(first))]
-    return found
+    """The block that starts with ``first``; where pages show it twice, the same both times."""
+    found = [
+        b for b in every_block() if (b.first == first if exactly else b.first.startswith(first))
+    ]
+    assert found, f"no block starts with {first!r}"
+    assert all(b.commands == found[0].commands for b in found), [b.where for b in found]
+    return found[0]
 
 
 def as_run(command: Command) -> str:
@@ -149,18 +155,25 @@ RUN = (
     "tcr fuzz --jobs 2 --budget 10m",
     "tcr serve corpora/recorded --rechunk char --speed 0 --port 8080",
     "tcr matrix --detector mypkg.parsers:hermes",
+    "tcr replay --detector mypkg.parser:make",
+    "tcr fuzz --detector tcr.detector.broken:per_chunk_markers",
 )
 
 
-def test_every_shell_block_of_the_readme_is_run_or_listed_as_not_run() -> None:
-    for found in blocks():
-        run = [r for r in RUN if found.first == r or found.first.startswith(r + " ")]
-        assert run or found.first in NOT_RUN, f"README line {found.at}: {found.first!r}"
-    assert len(blocks()) == len(RUN) + len(NOT_RUN)
+def _runs(found: Block) -> list[str]:
+    return [r for r in RUN if found.first == r or found.first.startswith(r + " ")]
 
 
-def test_what_is_changed_to_run_a_command_is_in_the_readme() -> None:
-    every = " ".join(c.line for b in blocks() for c in b.commands)
+def test_every_shell_block_of_the_readme_and_the_docs_is_run_or_listed_as_not_run() -> None:
+    for found in every_block():
+        assert _runs(found) or found.first in NOT_RUN, f"{found.where}: {found.first!r}"
+    used = {r for found in every_block() for r in _runs(found)}
+    assert used == set(RUN), f"RUN names blocks no page shows: {set(RUN) - used}"
+    assert all(any(b.first == first for b in every_block()) for first in NOT_RUN)
+
+
+def test_what_is_changed_to_run_a_command_is_in_the_readme_or_the_docs() -> None:
+    every = " ".join(c.line for b in every_block() for c in b.commands)
     assert all(written in every for written in CHANGED)
 
 
@@ -337,6 +350,27 @@ def test_the_fuzz_examples_run_clean_on_the_reference(workspace: Path, first: st
         done = shell(as_run(command), workspace, timeout=1200)
         assert done.returncode == 0, f"{command.line}\n{done.stdout}{done.stderr}"
         assert done.stdout.splitlines()[-1] == "no violation", done.stdout
+
+
+@pytest.mark.slow
+def test_the_parser_path_of_the_readme_runs_clean_on_a_correct_parser(workspace: Path) -> None:
+    """The README's "test your parser" commands, on the stand-in ``mypkg.parser:make``
+    (the reference): both pass; a parser with a bug is the console block after them."""
+    replay, fuzz = block("tcr replay --detector mypkg.parser:make").commands
+    for command in (replay, fuzz):
+        done = shell(as_run(command), workspace, timeout=1200)
+        assert done.returncode == 0, f"{command.line}\n{done.stdout}{done.stderr}"
+    assert done.stdout.splitlines()[-1] == "no violation", done.stdout
+
+
+@pytest.mark.slow
+def test_the_tutorial_fuzz_finds_the_split_marker_and_saves_it(workspace: Path) -> None:
+    (command,) = block("tcr fuzz --detector tcr.detector.broken:per_chunk_markers").commands
+    done = shell(as_run(command), workspace, timeout=1200)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "split-in-opener" in done.stdout and "hermes" in done.stdout, done.stdout
+    assert "tcr replay .tcr/found/" in done.stdout or ".tcr/found/" in done.stdout, done.stdout
+    assert list((workspace / ".tcr" / "found").glob("*.msgpack")), "no recording saved"
 
 
 @pytest.mark.slow

@@ -1,5 +1,5 @@
-"""Detectors that differ only in what they do with tool schemas (DESIGN §5, "Tools with
-schemas"), loaded by spec in the typed-comparison tests (replay, fuzz, stdio).
+"""Detectors that differ only in what they do with tool schemas (ARCHITECTURE.md §5.2,
+"Tool specs"), loaded by spec in the typed-comparison tests (replay, fuzz, stdio).
 
 ``types_by_schema`` is the reference given the specs: it types Qwen3-Coder and GLM values
 by the schema, as vLLM does, and must get no finding. ``ignores_schema`` takes the specs

@@ -86,7 +86,7 @@ class Recording:
     @property
     def tool_specs(self) -> ToolSpecs | None:
         """The tools the request offered, as OpenAI tool objects with their schemas
-        (``tcr.tool_specs``; DESIGN §5, "Tools with schemas"); ``None`` when it offered
+        (``tcr.tool_specs``; ARCHITECTURE.md §5.2, "Tool specs"); ``None`` when it offered
         none. The header's ``tools`` (the names) stays what it is. A ``tools`` list that
         is not one raises ``CorpusError`` naming the file."""
         request = self.header.get("request")

@@ -57,7 +57,7 @@ class StreamDetector:
     ``tools``: ``None`` accepts any name, a list rejects calls to other names
     (``[]`` rejects every call). ``format``: a learned or seeded format; a hint
     only, the output never depends on it (policy 11). ``dialects``: the dialect
-    ids it speaks (DESIGN §5, "Claims"); ``None`` speaks them all. Unclaimed
+    ids it speaks (ARCHITECTURE.md §5.7); ``None`` speaks them all. Unclaimed
     markup is plain text: no block opens on it and nothing is held back for it,
     so ``holdback_bound`` is the longest claimed opening marker - 1.
 
@@ -76,8 +76,8 @@ class StreamDetector:
     that runs no tool parser when a request offers no tools: every byte is ``Text``
     at once and nothing is held back.
 
-    ``tool_specs``: the OpenAI ``tools`` list of the request (DESIGN §5, "Tools with
-    schemas"). The values of bodies that carry no JSON types (``qwen3_coder``,
+    ``tool_specs``: the OpenAI ``tools`` list of the request (ARCHITECTURE.md §5.2,
+    "Tool specs"). The values of bodies that carry no JSON types (``qwen3_coder``,
     ``glm45``: the records' ``schema_typed``) are typed by the tool's parameter
     schemas as vLLM types them (``tcr.tool_specs.typed_value``); without a schema for
     an argument its value stays text (JSON when it plainly is an object or array).
@@ -106,7 +106,7 @@ class StreamDetector:
         self.format: str | None = format
         self.max_block = max_block
         self._use(lexicon(dialects))
-        # The claim, ``None`` for all; a factory's claim attribute (DESIGN §5).
+        # The claim, ``None`` for all; a factory's claim attribute (ARCHITECTURE.md §5.7).
         self.dialects: frozenset[str] | None = None if dialects is None else self._lex.ids
         self.tcr_claim = claims.Claim(self.dialects, empty_tools)  # what tcr judges it against
         if empty_tools == "text" and self.tools == frozenset():

@@ -109,7 +109,7 @@ BY_ID: dict[str, Dialect] = {d.id: d for d in DIALECTS}
 
 
 # Claimable names that stand for several ids: an engine's parser that reads more than
-# one of them (``llama3_json``), and the names DESIGN.md's format table used before
+# one of them (``llama3_json``), and the names tcr's first, single format table used before
 # the catalogue split them by family. A claim naming one claims them all.
 ALIASES: dict[str, tuple[str, ...]] = {
     "llama3_json": ("python_tag", "bare_json"),

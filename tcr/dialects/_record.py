@@ -340,7 +340,7 @@ class Dialect:
     tokens: tuple[str, ...] = ()  # body tokens where chunk boundaries matter
     markup: tuple[str, ...] = ()  # marker text fuzz puts inside argument strings
     # Its bodies carry no JSON types: every value is text, which parsers type by the
-    # tool's schema (DESIGN §5, "Tools with schemas"; ``tcr.tool_specs``).
+    # tool's schema (ARCHITECTURE.md §5.2, "Tool specs"; ``tcr.tool_specs``).
     schema_typed: bool = False
 
     @property

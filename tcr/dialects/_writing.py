@@ -38,8 +38,8 @@ XML_FLAVORS = ("call", "call", "call", "missing_name")
 # no engine reads it as a model's call (tcr.dialects._calls.call_from_json).
 SHAPES = ("arguments", "parameters", "arguments_first")
 # XML-ish argument keys and the JSON Schema type of the values written under them: the
-# values are text, so a parser types them by the tool's schema (DESIGN §5, "Tools with
-# schemas"); fuzz generates schemas that say these types.
+# values are text, so a parser types them by the tool's schema (ARCHITECTURE.md §5.2,
+# "Tool specs"); fuzz generates schemas that say these types.
 XML_KEY_TYPES: tuple[tuple[str, str], ...] = (
     ("city", "string"),
     ("query", "string"),

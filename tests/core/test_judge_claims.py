@@ -1,4 +1,4 @@
-"""Judging a detector against its claim (DESIGN §5, "Judged against the claim").
+"""Judging a detector against its claim (ARCHITECTURE.md §5.7; docs/explanation/claims.md).
 
 Unclaimed markup is plain text for the detector and must pass through unchanged;
 ``no_leak`` looks for claimed markers only; holdback's bound is the claim's; a

@@ -1,5 +1,5 @@
 """Tool specs (``tcr.tool_specs``): reading an OpenAI ``tools`` list, typing untyped values
-by schema as the engines do, and typed comparison (DESIGN §5, "Tools with schemas")."""
+by schema as the engines do, and typed comparison (ARCHITECTURE.md §5.2, "Tool specs")."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """What ``tools=[]`` means: the reference's choice (reject every call) or parsing nothing.
 
-DESIGN §5 "Claims": when a request offers no tools, the reference rejects every
+ARCHITECTURE.md §5.7 (claims): when a request offers no tools, the reference rejects every
 call (policy 7), while a serving engine does not run its tool parser at all.
 ``StreamDetector(empty_tools="text")`` makes the second choice, and says so in
 its ``tcr_claim``.

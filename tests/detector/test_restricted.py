@@ -1,4 +1,4 @@
-"""The reference restricted to a claim (DESIGN §5): unclaimed markup is plain text.
+"""The reference restricted to a claim (ARCHITECTURE.md §5.7): unclaimed markup is plain text.
 
 Here the restricted detector is held to what it must do as a detector: pass
 unclaimed markup through, match the reference on its own dialect, and keep

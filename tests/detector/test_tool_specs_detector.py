@@ -1,5 +1,5 @@
 """Tool specs reach detectors: ``make_detector`` passes them to factories that take
-``tool_specs``, and the reference types untyped values by them (DESIGN §5)."""
+``tool_specs``, and the reference types untyped values by them (ARCHITECTURE.md §5.2)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Fuzzing against a claim: calls only in claimed dialects, unclaimed markup as text (DESIGN §5)."""
+"""Fuzzing against a claim: calls only in claimed dialects, unclaimed markup as text (ARCHITECTURE.md §5.7)."""
 
 from __future__ import annotations
 

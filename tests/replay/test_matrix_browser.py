@@ -7,26 +7,20 @@ scripts/test_tools.py`` installs them, as the README's test command does).
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from headless import chromium, needs_chromium
 
 from tcr.commands.matrix import build
 from tcr.commands.matrix_page import page
 from tcr.corpora import ROOT
 from tcr.detector.loader import DetectorSpec
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-DRIVER = shutil.which("chromedriver")
-webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None or DRIVER is None,
-    reason="Chromium is not installed: apt-get install -y chromium chromium-driver "
-    "(python scripts/test_tools.py)",
-)
+pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
+pytestmark = needs_chromium
 
 SPLITS_MARKERS = "tcr.detector.broken:per_chunk_markers"
 HERMES_ONLY = "parsers.shapes:correct_hermes"
@@ -48,22 +42,8 @@ def matrix_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    profile = tmp_path_factory.mktemp("chromium-profile")
-    for flag in (
-        "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        "--no-first-run", "--window-size=1100,700", f"--user-data-dir={profile}",
-    ):  # fmt: skip
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(executable_path=DRIVER), options=options)
-    try:
+    with chromium(tmp_path_factory.mktemp("chromium-profile")) as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 def _rows(driver: Any) -> list[str]:

@@ -1,4 +1,4 @@
-"""Typed comparison follows the schema (DESIGN §5, "Tools with schemas").
+"""Typed comparison follows the schema (ARCHITECTURE.md §5.2, "Tool specs").
 
 A parser that types Qwen3-Coder and GLM values by the recording's tool schemas is right;
 one that is given the schemas and keeps ``"3"`` a string where the schema says integer

@@ -30,7 +30,7 @@ def test_an_exit_code_is_given_as_it_is() -> None:
 
 
 def test_the_server_starts_without_repacking_on_loopback() -> None:
-    # Repacking dies with SIGILL on CPUs that advertise AMX but cannot run it (DESIGN §9).
+    # Repacking dies with SIGILL on CPUs that advertise AMX but cannot run it (ARCHITECTURE.md §9).
     args = server_args(Path("llama-server"), Path("m.gguf"), 8080, extra=["--verbose"])
     assert "--no-repack" in args
     assert args[args.index("--host") + 1] == "127.0.0.1"
