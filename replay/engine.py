@@ -17,7 +17,6 @@ keep the shape of the minimal chunking.
 
 from __future__ import annotations
 
-import shlex
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, fields, replace
@@ -25,6 +24,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from tcr._runtime.names import shell_join
 from tcr.corpus import Frame, Recording, RecordingReader, read_recording
 from tcr.detector.loader import DetectorSpec
 from tcr.errors import DecodeError, FactoryError, TcrError
@@ -239,7 +239,9 @@ class Replay:
                 if coarse not in seen:
                     seen.add(coarse)
                     found.append((chunking, violation, coarse))
-            if self.plan.exitfirst:
+            # Over the time limit once: each further run could take the whole limit again
+            # (a slow harness cost 130 limits, issue 36), as each shrinking step could.
+            if self.plan.exitfirst or any(v.kind == TIMEOUT for v in verdict.violations):
                 break
         outcome.checks = tuple(c for c in CHECKS if c in ran)
         for check in ran:
@@ -384,7 +386,7 @@ class Replay:
             splits=chunking.splits,
             original_splits=len(chunking.chunks) - 1,
             chunks=(),
-            reproducer=shlex.join([*cmd, "--check", violation.check]),
+            reproducer=shell_join([*cmd, "--check", violation.check]),
             snippet="",
             signature=found,
         )
@@ -409,7 +411,7 @@ class Replay:
     def reproducer(self, splits: Sequence[int], check: Check) -> str:
         spec = splits_spec(splits) if splits else "whole"
         cmd = ["tcr", "replay", self.path, "--rechunk", spec, *self.options(), "--check", check]
-        return shlex.join(cmd)
+        return shell_join(cmd)
 
     def snippet(self, chunks: Sequence[str], found: Signature) -> str:
         check = Check(found.check)
@@ -468,7 +470,7 @@ class Replay:
                         chunking.splits,
                         len(chunking.splits),
                         (),
-                        shlex.join(cmd),
+                        shell_join(cmd),
                         "",
                         Signature(Check.TRANSPORT, what, shape=_byte_shape(chunking.splits)),
                     )

@@ -16,6 +16,7 @@ from rich.table import Table
 
 from tcr import sarif
 from tcr._runtime import junit
+from tcr._runtime.names import safe_data
 from tcr._runtime.report_files import write_sarif_log
 from tcr.corpora import ROOT
 from tcr.findings import Grouped, shrunk
@@ -341,7 +342,7 @@ def _shrink_told(failure: Failure) -> str:
 
 
 def to_json(report: Report) -> str:
-    return json.dumps(report.to_dict(), indent=2, ensure_ascii=False)
+    return json.dumps(safe_data(report.to_dict()), indent=2, ensure_ascii=False)
 
 
 def write_junit(report: Report, path: str | Path) -> None:

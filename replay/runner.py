@@ -72,7 +72,7 @@ def run(
     recordings (1 <= k <= n; the n shards cover every recording exactly once).
     ``timeout``: CPU seconds one run of one message may take in an in-process
     detector (default as ``tcr replay``'s; None: no limit); a run over it is a ``crash``
-    finding at its chunk. A ``--detector-cmd`` harness has its own limit per answer instead.
+    finding at its chunk. A ``--detector-cmd`` harness has ``--detector-timeout`` instead.
     ``jobs`` > 1 replays in that many processes (a large recording's strategies and
     random runs spread over them too); the report is the same, in the same order.
     The workers are fresh processes: they import the detector factory by name, and

@@ -63,6 +63,7 @@ from tcr.detector.loader import Factory, make_detector
 from tcr.dialects import BY_ID, DIALECTS, Dialect, Rendered
 from tcr.dialects._record import JsonStyle
 from tcr.errors import FactoryError
+from tcr.time_limit import interrupted_by_user
 
 __all__ = [
     "CHUNK",
@@ -337,9 +338,11 @@ class _Meter:
                 return _Run(clock() - start, len(text), False)
         except FactoryError:
             raise
-        except (KeyboardInterrupt, GeneratorExit):
+        except GeneratorExit:
             raise
         except BaseException as error:
+            if interrupted_by_user(error):  # only Ctrl-C stops tcr
+                raise
             raise _Raised(f"{type(error).__name__}: {error}".rstrip(": ")) from None
         finally:
             if collecting:

@@ -189,7 +189,8 @@ def artifact_location(path: str, root: PurePath) -> dict[str, str]:
         inside = full.relative_to(root)
     except ValueError:
         return {"uri": full.as_uri()}
-    return {"uri": quote(inside.as_posix()), "uriBaseId": SRCROOT}
+    # A URI is bytes percent-encoded: a name's undecodable byte is its own %XX.
+    return {"uri": quote(os.fsencode(inside.as_posix())), "uriBaseId": SRCROOT}
 
 
 def fingerprint(identity: Sequence[str]) -> str:

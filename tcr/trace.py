@@ -22,7 +22,7 @@ from itertools import islice
 from typing import Any, cast, overload
 
 from tcr.detector.events import Detector, Event, Reasoning, Rejected, Text, ToolCall
-from tcr.time_limit import OverTime, message_time_limit
+from tcr.time_limit import OverTime, event_limit, interrupted_by_user, message_time_limit
 
 __all__ = [
     "EVENT_TYPES",
@@ -423,7 +423,7 @@ def _outcomes(
     read_state = states and reads_state(detector)
     # Only states=False pipelines: feed_many() needs every chunk up front.
     many = None if states else _feed_many(detector, chunks)
-    offset = index = 0
+    offset = index = emitted = 0
     try:
         while True:
             chunk = chunks[index] if index < len(chunks) else None
@@ -433,13 +433,21 @@ def _outcomes(
                 else:
                     result = detector.feed(chunk) if many is None else next(many)
                     events = checked_events(result, "feed()")
+                emitted += len(events)
+                fed = offset + len(chunk or "")
+                if emitted > event_limit(fed, index + 1):  # judging them would take hours
+                    call = "feed()" if chunk is not None else "finish()"
+                    raise TypeError(
+                        f"{call} returned {emitted:,} events in all for {fed:,} characters, "
+                        f"over the bound of {event_limit(fed, index + 1):,} (tcr.time_limit)"
+                    )
                 state = snapshot_state(getattr(detector, "state", None)) if read_state else None
-            except KeyboardInterrupt:  # only Ctrl-C stops tcr
-                raise
             except OverTime as error:
                 yield Crash(index, offset, str(error), timed_out=True)
                 return
             except BaseException as error:  # SystemExit too: any detector failure is a finding
+                if interrupted_by_user(error):  # only Ctrl-C stops tcr
+                    raise
                 yield Crash(index, offset, describe_error(error))
                 return
             yield index, chunk, offset, events, state

@@ -19,7 +19,7 @@ from tcr.detector.formats import FORMATS
 from tcr.detector.loader import Factory, accepts_keyword, make_detector
 from tcr.errors import FactoryError
 from tcr.rechunk import joined
-from tcr.time_limit import message_time_limit
+from tcr.time_limit import interrupted_by_user, message_time_limit
 from tcr.trace import Placed, Trace, describe_error, merged_events, run_trace, stream_steps
 
 __all__ = ["Factory", "check_warm_cold", "warm_cold_verdict"]
@@ -124,9 +124,9 @@ def _streamed(
             for _ in stream_steps(reused, chunks, timeout=timeout):  # a finished message
                 pass
             _interrupt(reused, reset, chunks, joined(chunks, ""), timeout)
-        except KeyboardInterrupt:
-            raise
-        except BaseException:  # the held part says what it raised
+        except BaseException as error:  # the held part says what it raised
+            if interrupted_by_user(error):  # only Ctrl-C stops tcr
+                raise
             return None
         if not agrees(reused, chunks, reference, timeout):
             return None
@@ -161,9 +161,9 @@ def _reset_part(
     try:
         run_trace(reused, cold.chunks, states=False, timeout=timeout)
         _interrupt(reused, reset, cold.chunks, cold.input, timeout)
-    except KeyboardInterrupt:  # only Ctrl-C stops tcr
-        raise
     except BaseException as error:  # SystemExit too: a detector failure is a finding
+        if interrupted_by_user(error):  # only Ctrl-C stops tcr
+            raise
         message = f"a reused detector raised {describe_error(error)} before its last message"
         kind = f"reused: raised {type(error).__name__}"
         return [violation(Check.WARM_COLD, message, cold.input, None, None, kind=kind)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import multiprocessing
 import os
+import signal
 import time
 
 from tcr.detector import Event, Text
@@ -45,11 +46,21 @@ def feed_exits(tools: list[str] | None = None) -> StreamDetector:
 
 class _InterruptedInFeed(StreamDetector):
     def feed(self, chunk: str) -> list[Event]:
-        raise KeyboardInterrupt  # Ctrl-C arriving while the detector runs
+        signal.raise_signal(signal.SIGINT)  # Ctrl-C arriving while the detector runs
+        return super().feed(chunk)
 
 
 def interrupted_in_feed(tools: list[str] | None = None) -> StreamDetector:
     return _InterruptedInFeed(tools=tools)
+
+
+class _RaisesKeyboardInterrupt(StreamDetector):
+    def feed(self, chunk: str) -> list[Event]:
+        raise KeyboardInterrupt  # the detector's own, no Ctrl-C: a crash (issue 36)
+
+
+def raises_keyboard_interrupt(tools: list[str] | None = None) -> StreamDetector:
+    return _RaisesKeyboardInterrupt(tools=tools)
 
 
 class _ExitsBySysExit(StreamDetector):

@@ -7,6 +7,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
+from tcr._runtime.names import safe_data, xml_text
 from tcr.errors import TcrError
 
 __all__ = ["write_junit_xml", "write_report_file", "write_sarif_log"]
@@ -26,8 +27,15 @@ def write_report_file(path: str | Path, data: str | bytes, what: str) -> None:
 
 
 def write_junit_xml(path: str | Path, root: ET.Element) -> None:
+    """``root`` as XML, every attribute and text in its ``xml_text`` form: ElementTree writes
+    a lone surrogate as a character reference and a control character raw, and XML 1.0
+    allows neither."""
+    for element in root.iter():
+        element.attrib = {key: xml_text(value) for key, value in element.attrib.items()}
+        element.text = None if element.text is None else xml_text(element.text)
+        element.tail = None if element.tail is None else xml_text(element.tail)
     write_report_file(path, ET.tostring(root, encoding="utf-8", xml_declaration=True), "JUnit XML")
 
 
 def write_sarif_log(path: str | Path, log: dict[str, Any]) -> None:
-    write_report_file(path, json.dumps(log, indent=2, ensure_ascii=False), "SARIF")
+    write_report_file(path, json.dumps(safe_data(log), indent=2, ensure_ascii=False), "SARIF")

@@ -33,6 +33,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from tcr._runtime.loading import load_detector
+from tcr._runtime.names import SafeOutput, safe_text
 from tcr.commands.matrix_cells import (
     NOT_CLAIMED,
     TEXT,
@@ -369,10 +370,10 @@ def matrix(
                 )
     except TcrError as error:
         fail("matrix", error)
-    render(built, Console(soft_wrap=True))
+    render(built, Console(soft_wrap=True, file=SafeOutput(sys.stdout)))  # type: ignore[arg-type]
     if html is not None:
         try:
-            html.write_text(page(built), encoding="utf-8")
+            html.write_text(safe_text(page(built)), encoding="utf-8")
         except OSError as error:
             fail("matrix", TcrError(f"--html {html}: {error.strerror or error}"))
     sys.exit(built.exit_code)

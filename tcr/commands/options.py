@@ -13,7 +13,7 @@ import click
 
 from tcr.claims import EMPTY_TOOLS, SPECIAL_TOKENS
 from tcr.errors import EXIT_ERROR, TcrError, did_you_mean
-from tcr.stdio import START_UP
+from tcr.stdio import PER_REQUEST, START_UP
 from tcr.time_limit import DEFAULT_TIMEOUT
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -70,9 +70,10 @@ def detector_cmd_option(fn: F) -> F:
         show_default=True,
         metavar="SECONDS",
         help=(
-            "How long a --detector-cmd process may take to answer one request. Its first "
-            f"answer after starting may take {START_UP:g} s (or SECONDS, if longer), "
-            "for interpreter start-up and imports."
+            "How long a --detector-cmd process may take to answer one request, and one "
+            f"message (plus {PER_REQUEST * 1000:g} ms a request): longer is a crash finding. "
+            f"Its first answer after starting may take {START_UP:g} s (or SECONDS, if "
+            "longer), for interpreter start-up and imports."
         ),
     )(fn)
     return click.option(
@@ -138,7 +139,7 @@ def timeout_option(fn: F) -> F:
             "CPU seconds an in-process detector may take over one message (one chunking), "
             "plus 0.1 ms per chunk; longer is a crash finding at the chunk it was in, and "
             "the run goes on. "
-            "A --detector-cmd process has --detector-timeout per answer instead."
+            "A --detector-cmd process has --detector-timeout instead."
         ),
     )(fn)
 

@@ -12,6 +12,7 @@ import click
 from rich.console import Console
 
 from tcr._runtime.loading import load_detector
+from tcr._runtime.names import SafeOutput
 from tcr.commands.options import (
     Choice,
     claim_options,
@@ -200,7 +201,9 @@ def replay(
     if as_json:
         click.echo(to_json(report))
     else:
-        render(report, Console(soft_wrap=False), level=Level.of(verbose, quiet))
+        stdout = SafeOutput(sys.stdout)  # a file name's undecodable byte as \xNN
+        console = Console(soft_wrap=False, file=stdout)  # type: ignore[arg-type]
+        render(report, console, level=Level.of(verbose, quiet))
     written = write_reports(
         "replay",
         (junit, lambda path: write_junit(report, path)),

@@ -32,7 +32,10 @@ for input has ``timeout`` for the 64 requests it may have in hand. The first
 answer a process gives (to the first ``new``) may take ``START_UP`` (30)
 seconds, or ``timeout`` if that is longer: an interpreter starting and
 importing a parser on a busy machine is not a hang, and the per-answer timeout
-can stay short.
+can stay short. The whole message has ``timeout`` too, plus ``PER_REQUEST`` (2 ms)
+for each request it sent: a harness that answers slowly costs one timeout a
+message, not one an answer. Over either, ``DetectorTimeout`` is raised: a crash
+found at that chunk and not shrunk, as an in-process detector over ``--timeout``.
 
 ``python -m tcr.stdio package.module:factory`` serves any in-process
 detector this way (the reference side; it writes answers in batches and
@@ -48,10 +51,11 @@ not known (a harness may hold answers back until it would wait for input): the
 message so far is replayed on a fresh process and the outstanding chunks are
 fed one at a time, so the one named is the one that fails alone.
 
-A harness may be buggy or hostile; what it costs tcr stays bounded. An answer
-line longer than ``LINE_LIMIT`` (16 MiB) plus 8 bytes per byte of the requests
-sent since the message's ``new`` is garbage (a crash at its chunk): reading
-stops there and the process is killed. Only the last ``STDERR_TAIL`` (64 KiB)
+A harness may be buggy or hostile; what it costs tcr stays bounded. Answers to
+one message longer in all than ``LINE_LIMIT`` (16 MiB) plus 8 bytes per byte of
+the requests sent since its ``new`` are garbage (a crash at its chunk): reading
+stops there and the process is killed. Its events are bounded as an in-process
+detector's are (``tcr.time_limit.event_limit``). Only the last ``STDERR_TAIL`` (64 KiB)
 of its stderr is kept, for the last line a crash report quotes. It runs in a
 session (process group) of its own, and the group is killed when the process
 is closed, hangs or crashes, so processes it started end with it.
@@ -62,7 +66,15 @@ of it is I/O, so it lives outside the pure ``tcr.detector`` (pyproject.toml's
 import contracts say so).
 """
 
-from tcr.stdio._pipe import IN_FLIGHT, LINE_LIMIT, START_UP, STDERR_TAIL, DetectorProcessError
+from tcr.stdio._pipe import (
+    IN_FLIGHT,
+    LINE_LIMIT,
+    PER_REQUEST,
+    START_UP,
+    STDERR_TAIL,
+    DetectorProcessError,
+    DetectorTimeout,
+)
 from tcr.stdio._wire import event_from_json, event_to_json
 from tcr.stdio.client import CommandFactory, ProcessDetector, command_factory
 from tcr.stdio.server import main, serve
@@ -70,10 +82,12 @@ from tcr.stdio.server import main, serve
 __all__ = [
     "IN_FLIGHT",
     "LINE_LIMIT",
+    "PER_REQUEST",
     "START_UP",
     "STDERR_TAIL",
     "CommandFactory",
     "DetectorProcessError",
+    "DetectorTimeout",
     "ProcessDetector",
     "command_factory",
     "event_from_json",

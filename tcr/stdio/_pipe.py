@@ -8,28 +8,34 @@ blocked writing requests nobody reads, would be a deadlock. Both of our ends
 are non-blocking and one ``poll`` waits for whichever can move.
 
 Each answer is due ``timeout`` seconds after the client starts waiting for it,
-and at most ``IN_FLIGHT`` requests (and about ``WINDOW`` bytes of them) are out
-ahead of their answers: a harness that holds its answers back until it would
-wait for input has ``timeout`` for ``IN_FLIGHT`` requests, however small they
-are (64 KiB of one-character feeds is thousands). The first answer a process
-gives, awaited as soon as it starts, may take ``START_UP`` seconds instead (or
-``timeout``, if longer): starting an interpreter and importing a parser takes a
-fraction of a second on an idle machine and many seconds on a busy CI runner,
-and a short per-answer timeout should not have to allow for it.
+and the whole message (from ``begin_message``, or from a new process's first
+answer) ``timeout`` seconds plus ``PER_REQUEST`` for each request it sent: a
+harness that answers every request just in time costs one timeout a message, not
+one an answer (issue 36: 130 of them). At most ``IN_FLIGHT`` requests (and about
+``WINDOW`` bytes of them) are out ahead of their answers: a harness that holds its
+answers back until it would wait for input has ``timeout`` for ``IN_FLIGHT``
+requests, however small they are (64 KiB of one-character feeds is thousands).
+The first answer a process gives, awaited as soon as it starts, may take
+``START_UP`` seconds instead (or ``timeout``, if longer): starting an interpreter
+and importing a parser takes a fraction of a second on an idle machine and many
+seconds on a busy CI runner, and a short per-answer timeout should not have to
+allow for it.
 
-A harness may be buggy or hostile, and what it costs tcr stays bounded. An
-answer line may be ``LINE_LIMIT`` (16 MiB) long plus 8 bytes for each byte of
-the requests its message sent (an answer repeats its input, escaped, in several
-fields: a whole message fed as one chunk comes back that large): a longer one is
-garbage, and reading stops there. Only the last ``STDERR_TAIL`` (64 KiB) of its
-stderr is kept, for the last words an error message quotes. It runs in a
-process group of its own, and the whole group is killed when the pipe closes,
-so what a harness starts ends with it.
+A harness may be buggy or hostile, and what it costs tcr stays bounded. The
+answers to one message may be ``LINE_LIMIT`` (16 MiB) long in all plus 8 bytes for
+each byte of the requests it sent (an answer repeats its input, escaped, in several
+fields: a whole message fed as one chunk comes back that large): more is garbage,
+and reading stops there, whether one line holds it or each of many answers holds
+some of it (a 12 MB answer to each of a message's feeds took 1 GB and 4 minutes).
+Only the last ``STDERR_TAIL`` (64 KiB) of its stderr is kept, for the last words
+an error message quotes. It runs in a process group of its own, and the whole
+group is killed when the pipe closes, so what a harness starts ends with it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import select
 import signal
@@ -37,13 +43,17 @@ import subprocess
 import time
 from collections import deque
 
+from tcr.time_limit import OverTime
+
 __all__ = [
     "IN_FLIGHT",
     "LINE_LIMIT",
+    "PER_REQUEST",
     "START_UP",
     "STDERR_TAIL",
     "WINDOW",
     "DetectorProcessError",
+    "DetectorTimeout",
     "Pipe",
     "excerpt",
 ]
@@ -51,6 +61,7 @@ __all__ = [
 WINDOW = 1 << 16  # request bytes queued ahead of the answers; a single request may be larger
 IN_FLIGHT = 64  # requests sent ahead of their answers (the reference harness answers 64 a write)
 START_UP = 30.0  # seconds for a new process's first answer: its start-up, then that answer
+PER_REQUEST = 2e-3  # seconds a message's limit grows by, per request: the limit is for hangs
 LINE_LIMIT = 1 << 24  # bytes of an answer line, beyond _LINE_GROWTH per byte of its message
 _LINE_GROWTH = 8  # an answer repeats its input, JSON-escaped, in up to three fields
 STDERR_TAIL = 1 << 16  # the last bytes of the harness's stderr kept for error messages
@@ -64,6 +75,12 @@ class DetectorProcessError(RuntimeError):
     def __init__(self, message: str, *, lost: bool = False) -> None:
         super().__init__(message)
         self.lost = lost  # it exited or stopped answering: no answer comes for what is due
+
+
+class DetectorTimeout(DetectorProcessError, OverTime):
+    """The harness took longer than its time limit: as an in-process detector over its
+    ``--timeout``, a crash shown as found and never shrunk (each try could take the limit
+    again)."""
 
 
 class Pipe:
@@ -102,6 +119,9 @@ class Pipe:
         self._lines: deque[bytes] = deque()  # complete answer lines not yet taken
         self._partial = bytearray()  # the start of an answer line still being read
         self._message_bytes = 0  # request bytes since begin_message(): an answer may grow with them
+        self._answer_bytes = 0  # answer bytes read since begin_message(), bounded with them
+        self._requests = 0  # requests since begin_message(): the message's time grows with them
+        self._message_started: float | None = None  # None: at the process's first answer
         self._broken = False  # the harness stopped reading: nothing more reaches it
         self.due = 0  # requests sent whose answers have not been taken
         self._answered = False  # it has answered once: it started
@@ -114,14 +134,16 @@ class Pipe:
         return self.due - len(self._lines) < IN_FLIGHT and len(self._unsent) < WINDOW
 
     def begin_message(self) -> None:
-        """A new message starts: the answer line limit grows with its requests from here."""
-        self._message_bytes = 0
+        """A new message starts: its time and the bytes of its answers count from here."""
+        self._message_bytes = self._answer_bytes = self._requests = 0
+        self._message_started = time.monotonic() if self._answered else None
 
     def send(self, line: bytes) -> None:
         """Queue one request line (ending in a newline); it is written while answers are awaited."""
         if not self._broken:
             self._unsent += line
         self._message_bytes += len(line)
+        self._requests += 1
         self.due += 1
 
     def answer(self) -> bytes:
@@ -131,18 +153,34 @@ class Pipe:
         if lines and self._unsent:
             self._write()  # the next requests, to be worked on while these answers are taken
         if not lines:
+            now = time.monotonic()
             allowed = self.timeout if self._answered else self.start_up
-            deadline = time.monotonic() + allowed
+            deadline = now + allowed
+            over = self._message_deadline(now)
             while not lines:
-                if not self._pump(deadline):
+                if not self._pump(min(deadline, over)):
                     if self._exit_code(0) is not None:  # what it started holds its output open
                         raise DetectorProcessError(self._exited(), lost=True)
+                    if over < deadline:  # answering all along, too slowly: no chunk hung
+                        raise DetectorTimeout(
+                            f"detector process took longer than {self.timeout:g} s over one "
+                            f"message (and {PER_REQUEST * 1000:g} ms for each of its "
+                            f"{self._requests} requests)"
+                        )
                     start = "" if self._answered else " of starting"
                     message = f"detector process did not answer within {allowed:g} s{start}"
-                    raise DetectorProcessError(message, lost=True)
-            self._answered = True
+                    raise DetectorTimeout(message, lost=True)
+            if not self._answered:
+                self._answered = True
+                self._message_started = time.monotonic()  # its start-up is not the message's
         self.due -= 1
         return lines.popleft()
+
+    def _message_deadline(self, now: float) -> float:
+        """When the message running now is over its time (infinity while starting up)."""
+        if self._message_started is None:
+            return math.inf
+        return self._message_started + self.timeout + PER_REQUEST * self._requests
 
     def request(self, line: bytes) -> bytes:
         """Send one request and wait for its answer."""
@@ -195,6 +233,11 @@ class Pipe:
         if not data:
             raise DetectorProcessError(self._exited(), lost=True)
         limit = LINE_LIMIT + _LINE_GROWTH * self._message_bytes
+        self._answer_bytes += len(data)
+        if self._answer_bytes > limit and len(self._partial) + len(data) <= limit:
+            self._partial = bytearray()
+            message = f"answers over {limit >> 20} MiB to one message of {self._requests} requests"
+            raise DetectorProcessError(f"detector process printed garbage: {message}")
         if b"\n" not in data:
             self._partial += data
             if len(self._partial) > limit:

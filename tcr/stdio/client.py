@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import math
 import shlex
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 from tcr.detector.events import Event
 from tcr.errors import TcrError
-from tcr.stdio._pipe import DetectorProcessError, Pipe, excerpt
+from tcr.stdio._pipe import DetectorProcessError, DetectorTimeout, Pipe, excerpt
 from tcr.stdio._wire import encode, event_from_json, loads
 
 __all__ = ["CommandFactory", "ProcessDetector", "command_factory"]
@@ -255,7 +256,8 @@ class ProcessDetector:
                 _parse(pipe.answer())
         except DetectorProcessError as error:
             owner._fail()
-            raise DetectorProcessError(
+            failed = DetectorTimeout if isinstance(error, DetectorTimeout) else DetectorProcessError
+            raise failed(
                 f"{lost} (a fresh process replaying the chunks before failed too: {error})"
             ) from None
         self._history = before
@@ -306,6 +308,6 @@ def command_factory(command: str, *, timeout: float = 5.0) -> CommandFactory:
     the wait for each answer, in seconds, except the first of each process
     started, which may take ``START_UP`` seconds (or ``timeout``, if longer).
     """
-    if timeout <= 0:
-        raise TcrError(f"--detector-timeout must be positive, not {timeout:g}")
+    if not (timeout > 0 and math.isfinite(timeout)):  # nan and inf compare as no number does
+        raise TcrError(f"--detector-timeout must be a positive number of seconds, not {timeout:g}")
     return CommandFactory(command, timeout=timeout)

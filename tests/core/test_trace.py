@@ -11,7 +11,8 @@ import pytest
 from toy_detectors import RaisesOnThirdChunk, ToyDetector, ToyState
 
 from tcr.detector.events import Event, Reasoning, Rejected, Text, ToolCall
-from tcr.time_limit import PER_CHUNK, message_limit
+from tcr.oracle import crash_kind
+from tcr.time_limit import EVENTS_BASE, EVENTS_PER_UNIT, PER_CHUNK, event_limit, message_limit
 from tcr.trace import Crash, Placed, Step, merge_placed, place_events, run_trace
 
 CALL = '<tool_call>{"name": "f", "arguments": {}}</tool_call>'
@@ -146,9 +147,48 @@ def test_system_exit_and_other_base_exceptions_are_crashes() -> None:
         assert trace.crash.error.startswith(type(error).__name__)
 
 
+class _CtrlC:
+    """Ctrl-C arrives while it runs: a real SIGINT, as the terminal sends it."""
+
+    def feed(self, chunk: str) -> list[Event]:
+        signal.raise_signal(signal.SIGINT)
+        return [Text(chunk)]
+
+    def finish(self) -> list[Event]:
+        return []
+
+
 def test_ctrl_c_in_a_detector_still_interrupts() -> None:
     with pytest.raises(KeyboardInterrupt):
-        run_trace(Scripted(KeyboardInterrupt()), ["a"])
+        run_trace(_CtrlC(), ["a"])
+
+
+def test_a_keyboard_interrupt_the_detector_raises_itself_is_its_crash() -> None:
+    # issue 36: it is the detector's, not the user's Ctrl-C (which came as no SIGINT)
+    trace = run_trace(Scripted([Text("a")], KeyboardInterrupt()), ["a", "b"])
+    assert trace.crash is not None and trace.crash.index == 1
+    assert trace.crash.error == "KeyboardInterrupt"
+    run_trace(ToyDetector(), CHUNKS)  # and Ctrl-C still stops the next message
+    with pytest.raises(KeyboardInterrupt):
+        run_trace(_CtrlC(), ["a"])
+    assert run_trace(Scripted(KeyboardInterrupt()), ["a"]).crash is not None
+
+
+def test_events_past_the_bound_of_the_input_are_a_bad_event_crash() -> None:
+    # issue 36: 200,000 events a feed on a short message took minutes to judge
+    many = [Text("")] * (EVENTS_BASE + 100)
+    trace = run_trace(Scripted([Text("ab")], many, []), ["ab", "c"], states=False)
+    assert trace.crash is not None and trace.crash.index == 1 and trace.crash.offset == 2
+    assert trace.crash.error.startswith("TypeError: feed() returned ")
+    assert f"over the bound of {event_limit(3, 2):,}" in trace.crash.error
+    assert crash_kind(trace.crash.error) == "bad event"
+
+
+def test_events_within_the_bound_are_no_crash() -> None:
+    text = "x" * 100
+    within = [Text(c) for c in text] * EVENTS_PER_UNIT
+    trace = run_trace(Scripted(within, []), [text])
+    assert trace.crash is None
 
 
 @pytest.mark.parametrize(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 from pathlib import Path
 
@@ -214,3 +215,20 @@ def test_piped_the_table_keeps_each_detector_s_name_whole(tmp_path: Path) -> Non
         out = io.StringIO()
         render(matrix, Console(file=out, width=width, soft_wrap=True))
         assert SPLITS_MARKERS in out.getvalue() and HERMES_ONLY in out.getvalue(), out.getvalue()
+
+
+def test_a_recording_named_with_a_byte_that_is_no_utf8_leaves_a_whole_page(
+    tmp_path: Path,
+) -> None:
+    # issue 36: the page was 0 bytes and the command a UnicodeEncodeError
+    named = tmp_path / os.fsdecode(b"bad\xff.msgpack")
+    named.write_bytes(PATHS[0].read_bytes())
+    html = tmp_path / "matrix.html"
+    args = [str(named), "--detector", SPLITS_MARKERS, "--row", "hermes", "--budget", "0.2s"]
+    result = CliRunner().invoke(
+        main, ["matrix", *args, "--save", str(tmp_path), "--html", str(html)]
+    )
+    assert result.exit_code == EXIT_VIOLATION, result.output
+    result.stdout_bytes.decode("utf-8")  # strict: no lone surrogate reached stdout
+    text = html.read_bytes().decode("utf-8")
+    assert text.endswith("</html>\n") and "bad\\xff.msgpack" in text

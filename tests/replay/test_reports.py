@@ -4,6 +4,8 @@ shared SARIF builder (tcr.sarif). tcr fuzz's SARIF is tested in tests/fuzz."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
@@ -293,3 +295,52 @@ def test_report_path_that_is_a_directory_is_exit_2_and_the_other_report_is_writt
     assert done.stderr.startswith("tcr replay: cannot write JUnit XML to corpus: ")
     assert done.stderr.count("\n") == 1
     assert load_sarif(corpus.parent / "ok.sarif")["results"] == []
+
+
+# --- a file name that is no UTF-8 (issue 36, item 3) --------------------------------
+
+BAD_NAME = os.fsdecode(b"bad\xff.msgpack")  # U+DCFF: the byte surrogateescape kept
+
+
+@pytest.fixture
+def bad_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """One failing recording whose file name holds a byte that is no UTF-8."""
+    monkeypatch.chdir(tmp_path)
+    folder = tmp_path / "corpus"
+    write_recording(
+        folder / BAD_NAME,
+        new_header("chunks", id="bad-name", tools=["get_weather"]),
+        [Frame(i * 1_000_000, c) for i, c in enumerate(SPLIT)],
+    )
+    return folder
+
+
+def test_a_name_that_is_no_utf8_is_written_in_its_safe_form_in_every_report(
+    bad_name: Path, tmp_path: Path
+) -> None:
+    options = ("--rechunk", "original", "--detector", BROKEN, "--check", "invariance")
+    result = tcr("replay", str(bad_name), *options, "--sarif", "out.sarif", "--junit", "out.xml")
+    assert result.exit_code == 1, result.output
+    shown = result.stdout_bytes.decode("utf-8")  # strict: no lone surrogate reached stdout
+    assert "bad\\xff.msgpack" in shown
+    run_ = load_sarif(tmp_path / "out.sarif")
+    assert {location_uri(r) for r in run_["results"]} == {"corpus/bad%FF.msgpack"}
+    assert "bad\\xff.msgpack" in run_["results"][0]["message"]["text"]
+    suite = ET.parse(tmp_path / "out.xml").getroot()  # valid XML: no &#56575;
+    assert "corpus/bad\\xff.msgpack" in {case.get("classname") for case in suite.iter("testcase")}
+    as_json = tcr("replay", str(bad_name), *options, "--json")
+    data = json.loads(as_json.stdout_bytes.decode("utf-8"))
+    assert data["outcomes"][0]["path"] == "corpus/bad\\xff.msgpack"
+
+
+def test_a_reproducer_names_a_file_that_is_no_utf8_as_bash_reads_it_back(
+    bad_name: Path, tmp_path: Path
+) -> None:
+    report = run([bad_name], strategies=["original"], detector=BROKEN)
+    reproducer = report.failures[0][1].reproducer
+    assert "$'corpus/bad\\xff.msgpack'" in reproducer
+    reproducer.encode("utf-8")
+    argv = subprocess.run(
+        ["bash", "-c", f"printf '%s\\0' {reproducer}"], capture_output=True, check=True
+    ).stdout.split(b"\0")
+    assert argv[2] == b"corpus/bad\xff.msgpack"

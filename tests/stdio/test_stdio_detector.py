@@ -357,7 +357,11 @@ def test_misbehaving_deep_in_a_pipelined_message_names_that_chunk(
         trace = run_trace(factory(), chunks, states=False)
         assert trace.crash is not None
         assert (trace.crash.index, trace.crash.offset) == (3000, 3000)
-        assert trace.crash.error.startswith("DetectorProcessError: ")
+        # a hang is over the time limit, as an in-process detector's: found, not shrunk
+        assert trace.crash.timed_out == (mode == "hang")
+        assert trace.crash.error.startswith(
+            "detector process did not answer" if mode == "hang" else "DetectorProcessError: "
+        )
         assert message in trace.crash.error
         assert trace.steps == local.steps[:3000]
         after = run_trace(factory(), chunks[:2000], states=False)
@@ -387,12 +391,13 @@ def test_after_a_slow_start_each_answer_has_the_timeout_again(tmp_path: Path) ->
 def test_a_harness_holding_answers_has_the_timeout_for_a_bounded_number_of_feeds(
     tmp_path: Path,
 ) -> None:
-    # 400 feeds at 2 ms are 0.8 s of work: more than the timeout if the whole message
-    # (11 KB of requests, well inside 64 KiB) went out before the first answer came back.
-    # Taken for a hang, the process would be restarted to find the chunk that hung.
-    chunks = list((PROSE * 3)[:400])
+    # 1000 feeds at 1 ms are 1 s of work: more than the timeout if the whole message
+    # (28 KB of requests, well inside 64 KiB) went out before the first answer came back.
+    # Taken for a hang, the process would be restarted to find the chunk that hung. The
+    # message's own limit, 0.5 s and 2 ms a request, is 2.5 s.
+    chunks = list((PROSE * 8)[:1000])
     local = run_trace(StreamDetector(), chunks, states=False)
-    command = harness(tmp_path, flush="lazy", per_feed=0.002)
+    command = harness(tmp_path, flush="lazy", per_feed=0.001)
     with command_factory(command, timeout=0.5) as factory:
         assert run_trace(factory(), chunks, states=False) == local
     assert len((tmp_path / "harness.py.starts").read_text().splitlines()) == 1
@@ -422,6 +427,9 @@ def test_reference_process_passes_via_the_cli() -> None:
     [
         ["--detector", "tcr.detector.core:StreamDetector"],
         ["--detector-timeout", "0"],
+        ["--detector-timeout", "nan"],  # a bad option, not a factory's crash
+        ["--detector-timeout", "inf"],
+        ["--detector-timeout", "-inf"],
     ],
 )
 def test_detector_cmd_with_a_conflicting_option_exits_2_with_one_line(extra: list[str]) -> None:
@@ -430,6 +438,7 @@ def test_detector_cmd_with_a_conflicting_option_exits_2_with_one_line(extra: lis
     )
     assert result.exit_code == EXIT_ERROR
     assert result.output.count("\n") == 1 and "Traceback" not in result.output
+    assert "factory" not in result.output
 
 
 def test_a_detector_made_earlier_refuses_once_a_later_one_started(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -16,6 +17,7 @@ import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -25,6 +27,8 @@ from tcr.corpora import ROOT
 from tcr.detector import Text
 from tcr.errors import EXIT_ERROR, TcrError
 from tcr.replay import run
+from tcr.replay.model import Failure
+from tcr.signature import TIMEOUT
 from tcr.stdio import (
     LINE_LIMIT,
     STDERR_TAIL,
@@ -41,11 +45,15 @@ SAMPLE = ROOT / "recorded" / "tool_call_tag_json.msgpack"
 # bytes, written a MiB at a time (the harness itself stays small); "flood" writes
 # SIZE bytes to stderr before answering ``new`` and dies with last words at chunk
 # AT; "spawn" starts a grandchild (its pid in PIDFILE) that outlives it unless
-# killed, then hangs (SIZE 1) or exits (SIZE 2) at chunk AT.
+# killed, then hangs (SIZE 1) or exits (SIZE 2) at chunk AT. From chunk AT on, "big"
+# adds SIZE bytes of text to each answer, "many" SIZE empty texts, "slow" waits SIZE ms
+# before each, and "stops" answers no more. Each start adds a line to PIDFILE.starts.
 HARNESS = """
 import json, os, subprocess, sys, time
 
 mode, at, size, pidfile = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+with open(pidfile + ".starts", "a") as starts:
+    starts.write("started\\n")
 if mode == "spawn":
     child = subprocess.Popen(["sleep", "120"])
     with open(pidfile, "w") as out:
@@ -78,8 +86,17 @@ for line in sys.stdin:
             time.sleep(120)
         if fed == at and mode == "spawn" and size == 2:
             sys.exit(3)
+        events = [{"type": "text", "text": request["chunk"]}]
+        if fed >= at and mode == "big":
+            events.append({"type": "text", "text": "x" * size})
+        if fed >= at and mode == "many":
+            events += [{"type": "text", "text": ""}] * size
+        if fed >= at and mode == "slow":
+            time.sleep(size / 1000)
+        if fed >= at and mode == "stops":
+            time.sleep(120)
         fed += 1
-        say({"events": [{"type": "text", "text": request["chunk"]}]})
+        say({"events": events})
     elif request["op"] == "finish":
         say({"events": []})
     else:
@@ -96,13 +113,20 @@ def hostile(tmp_path: Path, mode: str, *, at: int = 2, size: int = 0) -> str:
 
 def crashes(command: str, *, timeout: float = 5.0) -> list[tuple[int | None, str]]:
     """The crash findings of a replay of SAMPLE through ``command``: (chunk, message)."""
+    return [(f.violation.chunk, f.violation.message) for f in crash_failures(command, timeout)]
+
+
+def crash_failures(command: str, timeout: float = 5.0, **options: Any) -> list[Failure]:
+    """The crash failures of a replay of SAMPLE through ``command``."""
+    options = {"strategies": ["original"], **options}
     with command_factory(command, timeout=timeout) as factory:
-        report = run([SAMPLE], detector=factory, strategies=["original"], checks=["crash"])
-    return [
-        (f.violation.chunk, f.violation.message)
-        for _, f in report.failures
-        if f.violation.check == "crash"
-    ]
+        report = run([SAMPLE], detector=factory, checks=["crash"], **options)
+    return [f for _, f in report.failures if f.violation.check == "crash"]
+
+
+def starts(tmp_path: Path) -> int:
+    """How many times the hostile harness was started."""
+    return len((tmp_path / "grandchild.pid.starts").read_text().splitlines())
 
 
 # --detector-cmd that shlex cannot split
@@ -263,3 +287,65 @@ def test_a_hanging_or_crashing_harness_is_ended_with_what_it_started(
         with pytest.raises(DetectorProcessError, match=message):
             detector.feed("c")
         assert gone(grandchild)
+
+
+# Answers bounded in all, not only each line (issue 36, item 5)
+
+
+def test_answers_over_the_limit_in_all_are_a_crash_however_short_each_line(
+    tmp_path: Path,
+) -> None:
+    # 12 MB an answer on this 160-character recording took 248 s and 1.06 GB: each line
+    # was under the limit, their sum was not bounded.
+    command = hostile(tmp_path, "big", at=0, size=6 << 20)
+    result = subprocess.run(
+        [sys.executable, "-c", MEASURE, command, str(SAMPLE)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    measured = json.loads(result.stdout)
+    # the interpreter, tcr, and what the limit lets in: two answers, read and parsed
+    assert measured["peak"] < 6 * LINE_LIMIT, measured
+    assert measured["messages"], measured
+    assert all("answers over 16 MiB to one message" in m for m in measured["messages"])
+
+
+def test_more_events_than_the_input_allows_are_a_bad_event_crash_at_once(
+    tmp_path: Path,
+) -> None:
+    # 200,000 events an answer was killed at 500 s: the bound is in proportion to the input
+    (failure,) = crash_failures(hostile(tmp_path, "many", at=1, size=20_000), minimize=False)
+    assert failure.violation.chunk == 1
+    assert failure.signature.kind == "bad event"
+    assert re.search(
+        r"returned 20,002 events in all for \d+ characters, over the bound of ",
+        failure.violation.message,
+    )
+
+
+# The time limit bounds the message, not each answer (issue 36, item 6)
+
+
+def test_a_harness_answering_each_request_in_time_but_slowly_is_over_time_once(
+    tmp_path: Path,
+) -> None:
+    # 0.3 s an answer is within a 0.5 s timeout, but the message's 67 answers took 20 s:
+    # one such harness cost 130 timeouts. Now the message is over its limit in about one.
+    command = hostile(tmp_path, "slow", at=0, size=300)
+    failures = crash_failures(command, 0.5, strategies=["original", "random"], runs=3)
+    assert [f.signature.kind for f in failures] == [TIMEOUT, TIMEOUT]  # one per strategy
+    assert all(f.violation.chunk is not None and f.violation.chunk <= 2 for f in failures)
+    assert "took longer than 0.5 s over one message" in failures[0].violation.message
+
+
+def test_a_harness_that_stops_mid_message_is_found_over_time_and_not_shrunk(
+    tmp_path: Path,
+) -> None:
+    # Each shrinking step would wait the whole timeout again, and restart the harness.
+    (failure,) = crash_failures(hostile(tmp_path, "stops", at=3), 0.5)
+    assert failure.violation.chunk == 3
+    assert failure.signature.kind == TIMEOUT
+    assert failure.original_splits == len(failure.splits)  # not shrunk
+    assert starts(tmp_path) <= 4  # the whole run's, then the hang's, its revival's, the next
