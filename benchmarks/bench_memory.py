@@ -1,6 +1,7 @@
 """Peak memory of ``tcr replay``, ``tcr show`` and ``tcr serve`` on a 50 MB recording.
 
     python benchmarks/bench_memory.py [--size-mb 50] [--save-json PATH] [--before PATH]
+    python benchmarks/bench_memory.py --content-mb 50 [--before-tree DIR]
 
 Writes an ``sse`` recording of OpenAI chat-completion chunks (plain text, a few
 characters per event as engines send them, and a few native tool calls) with
@@ -23,15 +24,33 @@ what it does not show. ``--save-json`` keeps this run's figures; ``--before``
 adds a saved run (of the code before a change) to the table. Writes the section
 "Reliability" of RESULTS.md, with the inputs the default test run tries on each
 hostile-input surface (``INPUTS_TRIED``, from the tests' settings).
+
+``--content-mb N`` measures instead the surfaces outside replay on a recording whose
+*content* is N MB (events of 400 characters, as a long answer streams them; the
+recording above holds 0.8 MB of content, which hid what grows with it, issue 36),
+written at benchmark time, never committed: ``tcr show FILE --frames 4``, ``tcr
+import`` of the same body as a dump, ``tcr record --endpoint`` of it from a local
+upstream, and ``tcr serve FILE`` answering one client streamed (as recorded) and one
+not streamed (``"stream": false``). ``--before-tree DIR`` runs each command a second
+time with ``PYTHONPATH=DIR`` (a tree laid out as installed, e.g. the previous commit's
+``git archive`` with the subpackage folders linked under ``tcr/``), for a before
+column measured in the same run. Target: each at most twice the content above the
+constant (``tcr replay`` of a small bundled recording). Writes the section "Memory
+outside replay" of RESULTS.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
+import os
+import re
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -164,13 +183,234 @@ def measure(path: Path) -> dict[str, dict[str, float]]:
     }
 
 
+# --- --content-mb: a recording whose content is large ----------------------------------------
+
+CONTENT_TITLE = (
+    "Memory outside replay: a recording with 50 MB of content (bench_memory.py --content-mb)"
+)
+PROSE = "The weather in Paris is sunny and warm today, with a light breeze from the west. "
+PER_EVENT = 400  # characters of content per event
+
+# An upstream for `tcr record --endpoint`: streams a dump (argv[1]) as its SSE body, one
+# event per write, then ends; prints its port.
+UPSTREAM = r"""
+import asyncio, re, sys
+from aiohttp import web
+body = open(sys.argv[1], "rb").read()
+events = [m.group() for m in re.finditer(rb"(?s).*?\n\n", body)]
+async def chat(request):
+    await request.read()
+    response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+    await response.prepare(request)
+    for event in events:
+        await response.write(event)
+    await response.write_eof()
+    return response
+async def main():
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", chat)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    print(runner.addresses[0][1], flush=True)
+    await asyncio.Event().wait()
+asyncio.run(main())
+"""
+
+
+def write_content_recording(path: Path, dump: Path, chars: int) -> dict[str, int]:
+    """An SSE recording with ``chars`` characters of content, and its body as a dump."""
+    text = PROSE * (PER_EVENT // len(PROSE) + 2)
+    frames = total = nbytes = 0
+    header = new_header("sse", labels={"note": "benchmark"})
+    with RecordingWriter(path, header) as writer, dump.open("wb") as body:
+        while total < chars:
+            start = (frames * 7) % len(PROSE)
+            piece = text[start : start + PER_EVENT]
+            data = _event({"content": piece})
+            writer.frame(frames * 1_000_000, data)
+            body.write(data)
+            frames, total, nbytes = frames + 1, total + len(piece), nbytes + len(data)
+        writer.frame(frames * 1_000_000, b"data: [DONE]\n\n")
+        body.write(b"data: [DONE]\n\n")
+    return {"frames": frames + 1, "bytes": nbytes + 14, "chars": total}
+
+
+def _env(tree: Path | None) -> dict[str, str]:
+    env = dict(os.environ)
+    if tree is not None:
+        env["PYTHONPATH"] = str(tree)
+    return env
+
+
+def tree_peak(command: list[str], tree: Path | None) -> dict[str, float]:
+    """:func:`peak_of` with the code of ``tree`` (None: the installed tcr)."""
+    out = subprocess.run(
+        [sys.executable, "-c", HELPER, *command],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=_env(tree),
+        cwd=tempfile.gettempdir(),  # not the source tree: PYTHONPATH decides the code
+    ).stdout
+    result = json.loads(out)
+    return {"rc": result["rc"], "peak_mb": result["peak_kb"] / 1024, "seconds": result["seconds"]}
+
+
+def record_peak(dump: Path, out: Path, tree: Path | None) -> dict[str, float]:
+    """``tcr record --endpoint`` of the dump, streamed by a local upstream."""
+    upstream = subprocess.Popen(
+        [sys.executable, "-c", UPSTREAM, str(dump)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert upstream.stdout is not None
+        port = int(upstream.stdout.readline())
+        url = f"http://127.0.0.1:{port}/v1/chat/completions"
+        command = ["record", "--endpoint", url, "--prompt", "hi", "--out", str(out)]
+        return tree_peak([sys.executable, "-m", "tcr.cli", *command, "--timeout", "600"], tree)
+    finally:
+        upstream.terminate()
+        upstream.wait(timeout=30)
+
+
+def _kib(pid: int, field: str) -> int:
+    status = Path(f"/proc/{pid}/status").read_text()
+    match = re.search(rf"^{field}:\s+(\d+) kB", status, re.M)
+    assert match, status
+    return int(match.group(1))
+
+
+def _answer(port: int, stream: bool) -> int:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=1200)
+    body = json.dumps({"stream": stream, "messages": []})
+    connection.request("POST", "/v1/chat/completions", body, {"Content-Type": "application/json"})
+    response = connection.getresponse()
+    total = 0
+    while data := response.read(1 << 16):
+        total += len(data)
+    connection.close()
+    return total
+
+
+def serve_answers_peak(path: Path, tree: Path | None) -> dict[str, float]:
+    """``tcr serve FILE``: idle, then one streamed answer, then one not streamed: the
+    server's resident memory once it listens and its peak after each answer (MiB)."""
+    command = [sys.executable, "-m", "tcr.cli", "serve", str(path), "--speed", "0", "--port", "0"]
+    server = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=_env(tree),
+        cwd=tempfile.gettempdir(),
+    )
+    try:
+        assert server.stdout is not None
+        match = re.search(r"http://127\.0\.0\.1:(\d+)", server.stdout.readline())
+        assert match, "tcr serve did not start"
+        port = int(match.group(1))
+        idle = _kib(server.pid, "VmRSS")
+        started = time.perf_counter()
+        _answer(port, stream=True)
+        streamed = _kib(server.pid, "VmHWM")
+        whole_bytes = _answer(port, stream=False)
+        whole = _kib(server.pid, "VmHWM")
+        seconds = time.perf_counter() - started
+    finally:
+        server.send_signal(signal.SIGINT)
+        server.communicate(timeout=120)
+    return {
+        "idle_mb": idle / 1024,
+        "streamed_mb": streamed / 1024,
+        "peak_mb": whole / 1024,
+        "answer_mb": whole_bytes / 1e6,
+        "seconds": seconds,
+    }
+
+
+CONTENT_ROWS = {
+    "constant": "`tcr replay` of a small bundled recording (the constant)",
+    "show": "`tcr show FILE --frames 4`",
+    "import": "`tcr import DUMP` (the same body as a dump)",
+    "record": "`tcr record --endpoint URL` (a local upstream streaming the body)",
+    "serve_streamed": "`tcr serve FILE`: idle, then one streamed answer (as recorded)",
+    "serve_whole": '`tcr serve FILE`: then one `"stream": false` answer',
+}
+
+
+def measure_content(workdir: Path, chars: int, tree: Path | None) -> dict[str, dict[str, float]]:
+    path, dump = workdir / "content.msgpack", workdir / "content.sse"
+    tcr = [sys.executable, "-m", "tcr.cli"]
+    small = sorted(bundled())[0]
+    serve = serve_answers_peak(path, tree)
+    return {
+        "constant": tree_peak([*tcr, "replay", str(small)], tree),
+        "show": tree_peak([*tcr, "show", str(path), "--frames", "4"], tree),
+        "import": tree_peak([*tcr, "import", str(dump), "--out", str(workdir / "i.msgpack")], tree),
+        "record": record_peak(dump, workdir / "r.msgpack", tree),
+        "serve_streamed": {**serve, "peak_mb": serve["streamed_mb"]},
+        "serve_whole": serve,
+    }
+
+
+def content_main(args: argparse.Namespace) -> int:
+    with tempfile.TemporaryDirectory(prefix="tcr-bench-") as tmp:
+        workdir = Path(tmp)
+        written = write_content_recording(
+            workdir / "content.msgpack", workdir / "content.sse", args.content_mb * 1_000_000
+        )
+        now = measure_content(workdir, written["chars"], None)
+        before = (
+            measure_content(workdir, written["chars"], args.before_tree)
+            if args.before_tree
+            else None
+        )
+    content_mb = written["chars"] / 1e6
+    constant = now["constant"]["peak_mb"]
+    table = [
+        f"An SSE recording of {written['bytes'] / 1e6:.0f} MB of body: {written['frames']:,} "
+        f"frames, {written['chars']:,} characters of content ({PER_EVENT} per event), written "
+        "at benchmark time. Peaks are the resident memory of the whole process (a fresh one "
+        "per row; for serve, the server's `VmHWM` after each answer, the idle server "
+        f"{now['serve_whole']['idle_mb']:.0f} MB now, the recording loaded). Target: at most "
+        f"twice the content ({2 * content_mb:.0f} MB) above the constant (for serve: above "
+        "the idle server, what an answer costs).",
+        "",
+        "| command | before | now | now above the constant (serve: the idle server) | target "
+        "| seconds now |",
+        "|---|---:|---:|---:|---|---:|",
+    ]
+    for key, name in CONTENT_ROWS.items():
+        was = f"{before[key]['peak_mb']:.0f} MB" if before else "-"
+        peak = now[key]["peak_mb"]
+        above = peak - now[key].get("idle_mb", constant)
+        met = "-" if key == "constant" else ("met" if above <= 2 * content_mb else "**not met**")
+        table.append(
+            f"| {name} | {was} | {peak:.0f} MB | {above:.0f} MB | {met} | "
+            f"{now[key]['seconds']:.1f} s |"
+        )
+    body = "\n".join(table)
+    write_section(CONTENT_TITLE.replace("50 MB", f"{args.content_mb} MB"), body)
+    print(body)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--content-mb", type=int, help="measure show, import, record, serve on this much content"
+    )
+    parser.add_argument(
+        "--before-tree", type=Path, help="with --content-mb: the code to measure before"
+    )
     parser.add_argument("--size-mb", type=int, default=50, help="body bytes to write")
     parser.add_argument("--save-json", type=Path, help="keep this run's figures here")
     parser.add_argument("--before", type=Path, help="a run saved with --save-json, to compare")
     parser.add_argument("--keep", type=Path, help="also write the recording here")
     args = parser.parse_args(argv)
+    if args.content_mb is not None:
+        return content_main(args)
 
     with tempfile.TemporaryDirectory(prefix="tcr-bench-") as tmp:
         path = args.keep or Path(tmp) / "big.msgpack"

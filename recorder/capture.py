@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import re
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -32,10 +34,11 @@ from pathlib import Path
 from typing import Any, Final
 from uuid import uuid4
 
-from tcr.corpus import MAX_NESTING, MAX_T_NS, RecordingWriter, new_header
+from tcr.corpus import MAX_NESTING, MAX_T_NS, RecordingReader, RecordingWriter, new_header
+from tcr.errors import TcrError
 from tcr.recorder.errors import RecordError
 from tcr.recorder.framing import detect_kind, is_stream_type, media_type, sniff
-from tcr.recorder.redact import Secrets, redact_body, redact_headers, redact_url
+from tcr.recorder.redact import REDACTED, Secrets, redact_body, redact_headers, redact_url
 from tcr.recorder.request import tool_names
 from tcr.stream.payloads import error_text
 
@@ -52,6 +55,7 @@ __all__ = [
 
 _ERROR_BODY_LIMIT: Final = 4096
 _MESSAGE_LIMIT: Final = 200
+_TAIL: Final = 4  # bytes: the longest end of an event, b"\r\n\r\n"
 _MSGPACK_INTS: Final = range(-(2**63), MAX_T_NS + 1)
 _CUT: Final = f"<not kept: nested deeper than {MAX_NESTING} levels>"
 # What was changed to fit, in the singular and the plural.
@@ -62,6 +66,10 @@ _BIG_INT: Final = (
 _SURROGATE: Final = (
     "string with a lone surrogate kept with \\u escapes",
     "strings with lone surrogates kept with \\u escapes",
+)
+_ECHO: Final = (
+    f"echo of the request's credentials replaced by {REDACTED}",
+    f"echoes of the request's credentials replaced by {REDACTED}",
 )
 _TOO_DEEP: Final = (
     f"value nested deeper than {MAX_NESTING} levels not kept",
@@ -203,12 +211,22 @@ class Capture:
         self._kept: list[bytes] = []
         self._kept_size = 0
         self._keep = not (200 <= status < 300 and is_stream_type(self.content_type))
+        self._echoes = _byte_pattern(self.secrets)  # the request's secrets, echoed in the body
+        self._echoes_longest = max(
+            (len(v.encode("utf-8", "surrogatepass")) for v in self.secrets.values), default=0
+        )
+        self._carry = b""  # the end of the last read, where an echo split in two begins
+        self._echoed = 0
+        self._tail = b""  # the body's last bytes: does it end between two SSE events?
+        self._short = True  # the whole body is in _tail
 
     def feed(self, reads: Sequence[bytes], arrived_ns: int | None = None) -> None:
         """Append reads that had arrived by ``arrived_ns`` (``time.monotonic_ns()``,
         default now): one frame each, written and flushed together."""
         if not reads:
             return
+        if self._echoes is not None:
+            reads = [self._scrub(read) for read in reads]
         t_ns = (time.monotonic_ns() if arrived_ns is None else arrived_ns) - self.start_ns
         writer = self._writer
         if self.first_ns is None:  # the first bytes may tell the kind the headers did not
@@ -216,9 +234,55 @@ class Capture:
             writer.rekind(self.kind)
             self.first_ns = t_ns
         writer.frames(t_ns, reads)
+        for read in reads:
+            self._short = self._short and len(self._tail) + len(read) <= _TAIL
+            self._tail = (self._tail + read[-_TAIL:])[-_TAIL:]
         if self._keep and self._kept_size < _ERROR_BODY_LIMIT:
             self._kept += reads
             self._kept_size += sum(map(len, reads))
+
+    def _scrub(self, read: bytes) -> bytes:
+        """``read`` with each echo of the request's secrets replaced by ``REDACTED``, an
+        echo begun in the read before included (only its part in this read can go: the
+        first is on disk already, and holding bytes back would merge reads)."""
+        assert self._echoes is not None
+        carry = self._carry
+        joined = carry + read
+        out, at = [], len(carry)
+        for match in self._echoes.finditer(joined):
+            if match.end() <= len(carry):
+                continue
+            out += [joined[at : max(match.start(), at)], _REDACTED_BYTES]
+            at = match.end()
+            self._echoed += 1
+        scrubbed = read if not out else b"".join([*out, joined[at:]])
+        keep = self._echoes_longest - 1
+        self._carry = (carry + scrubbed)[-keep:] if keep else b""
+        return scrubbed
+
+    def _say_altered(self, note: str) -> None:
+        """Add ``body: note`` to the header's ``labels.altered`` of the closed recording.
+
+        The header is written before the body (a kill keeps the status), so the file is
+        copied with the new header and renamed over the old; should that fail, the old
+        one stays: every frame in it, every echo in them already replaced."""
+        header = self._writer.header
+        labels = dict(header["labels"])
+        labels["altered"] = "; ".join(filter(None, (labels.get("altered"), f"body: {note}")))
+        temporary = self.path.with_name(f".{self.path.name}.{uuid4().hex[:12]}.tmp")
+        try:
+            reader = RecordingReader(self.path)
+            try:
+                copy = RecordingWriter(temporary, {**header, "labels": labels})
+                for frame in reader.frames():
+                    copy.frame(frame.t_ns, frame.data, frame.meta)
+                end = reader.end or {"complete": False, "error": None}
+                copy.close(complete=end["complete"], error=end["error"])
+            finally:
+                reader.close()
+            os.replace(temporary, self.path)
+        except (OSError, TcrError):
+            temporary.unlink(missing_ok=True)
 
     @property
     def frame_count(self) -> int:
@@ -236,15 +300,24 @@ class Capture:
         if not 200 <= self.status < 300:
             return f"HTTP {self.status} {self.reason}: {_error_message(shown)}".rstrip(": ")
         if is_stream_type(self.content_type):
-            return None
+            return self._cut()
         media = media_type(self.content_type)
         if media is None and sniff(body.encode()) is not None:
-            return None
+            return self._cut()
         return (
             f"not a stream: the server answered {media or 'without a Content-Type'}"
             + (f" ({_excerpt(shown)})" if shown.strip() else "")
             + ' — did the request ask for "stream": true?'
         )
+
+    def _cut(self) -> str | None:
+        """Why a stream that ended cleanly is cut all the same: an SSE body that ends
+        inside an event. A body read until the connection closes cannot tell a reset
+        from its end (aiohttp reads both as the end), and such an event was never whole
+        (issue 36: one was recorded as complete)."""
+        if self.kind != "sse" or _ends_between_events(self._tail, whole=self._short):
+            return None
+        return "upstream disconnected: the body ends inside an SSE event (cut short)"
 
     def close(self, error: str | None = None, *, judge: bool = True) -> Recorded:
         """Write the trailer: incomplete with ``error``, or (with ``judge``) with
@@ -256,6 +329,8 @@ class Capture:
         if error is not None:
             error = self.secrets.scrub(error)
         writer.close(complete=error is None, error=error)
+        if self._echoed:
+            self._say_altered(_said(_ECHO, self._echoed))
         return Recorded(
             path=self.path,
             endpoint=self.endpoint,
@@ -272,6 +347,32 @@ class Capture:
         )
 
 
+def _byte_pattern(secrets: Secrets) -> re.Pattern[bytes] | None:
+    found = sorted(
+        {value.encode("utf-8", "surrogatepass") for value in secrets.values}, key=len, reverse=True
+    )
+    return re.compile(b"|".join(map(re.escape, found))) if found else None
+
+
+_REDACTED_BYTES: Final = REDACTED.encode()
+
+
+def _said(forms: tuple[str, str], count: int) -> str:
+    return f"{count} {forms[0] if count == 1 else forms[1]}"
+
+
+def _ends_between_events(tail: bytes, *, whole: bool) -> bool:
+    """Whether a body whose last bytes are ``tail`` (``whole``: the entire body) ends
+    with the blank line that ends an SSE event (or is empty)."""
+    if not tail:
+        return True
+    for end in (b"\r\n", b"\n", b"\r"):
+        if tail.endswith(end):
+            rest = tail[: -len(end)]
+            return (whole and not rest) or rest.endswith((b"\n", b"\r"))
+    return False
+
+
 def _error_message(body: str) -> str:
     try:
         return _excerpt(error_text(json.loads(body)))
@@ -281,7 +382,8 @@ def _error_message(body: str) -> str:
 
 def _as_received(headers: Mapping[str, str]) -> dict[str, str | bytes]:
     """Header values as the bytes received where they are not UTF-8: aiohttp reads such a
-    byte as a lone surrogate (``surrogateescape``), and a recording holds bytes (DESIGN §3)."""
+    byte as a lone surrogate (``surrogateescape``), and a recording holds bytes
+    (ARCHITECTURE.md §3)."""
     return {name: _raw_value(value) for name, value in headers.items()}
 
 

@@ -21,7 +21,7 @@ import json
 import math
 import re
 import stat
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -63,7 +63,7 @@ class _Body:
     """A body to record, with what is known about the response that carried it."""
 
     kind: str
-    frames: list[tuple[int, bytes | str]]
+    frames: Iterable[tuple[int, bytes | str]]  # taken once, as they are written
     note: str
     status: int | None = None
     reason: str = ""
@@ -73,9 +73,17 @@ class _Body:
     created: str | None = None
 
 
-def _split(kind: str, body: bytes, t_ns: int = 0) -> list[tuple[int, bytes | str]]:
+def _split(kind: str, body: bytes, t_ns: int = 0) -> Iterator[tuple[int, bytes | str]]:
+    """One frame per SSE event or NDJSON line, each cut as it is written: the list of
+    every piece was the body once more, and an object per frame (issue 36)."""
     pattern = _SSE_EVENT_END if kind == "sse" else _LINE_END
-    return [(t_ns, piece) for piece in pattern.split(body) if piece]
+    start = 0
+    for match in pattern.finditer(body):
+        if match.end() > start:
+            yield t_ns, body[start : match.end()]
+            start = match.end()
+    if start < len(body):
+        yield t_ns, body[start:]
 
 
 def _chunk(item: object, where: str) -> tuple[int | None, str]:
@@ -276,8 +284,12 @@ def _read_bounded(source: Path) -> bytes:
             raise RecordError(
                 f"{source}: {info.st_size:,} bytes; import reads at most {MAX_IMPORT_BYTES:,}"
             )
+        limit = MAX_IMPORT_BYTES + 1
         with source.open("rb") as file:
-            data = file.read(MAX_IMPORT_BYTES + 1)  # it may have grown since
+            # read(limit) would allocate the limit, a gigabyte, whatever the file's size
+            data = file.read(min(info.st_size + 1, limit))
+            if len(data) == info.st_size + 1 < limit:  # it has grown since
+                data += file.read(limit - len(data))
     except OSError as exc:
         raise RecordError(f"{source}: cannot read: {exc.strerror or exc}") from None
     if len(data) > MAX_IMPORT_BYTES:

@@ -4,17 +4,19 @@
 from __future__ import annotations
 
 import contextlib
-from dataclasses import asdict, dataclass
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Final
 
-from tcr.corpus import read_recording
-from tcr.errors import TcrError
-from tcr.stream import decode
+from tcr.corpus import Frame, Recording, RecordingReader
+from tcr.errors import DecodeError
+from tcr.stream import CallAssembler, Delta, StreamDecoder
 
 __all__ = ["Summary", "summarize"]
 
 _PREVIEW: Final = 120
+_HEAD: Final = 4 * _PREVIEW  # bytes of an undecodable body kept: a preview's worth
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,39 +49,47 @@ def _preview(text: str) -> str:
 def summarize(
     path: str | Path, *, ttfb_ns: int | None = None, duration_ns: int | None = None
 ) -> Summary:
-    """Read a recording and decode it with :mod:`tcr.stream` for the preview.
+    """Read a recording a frame at a time and decode it with :mod:`tcr.stream` for the
+    preview: what is held is its content, never its frames nor a delta per event (a
+    63 MB stream's summary took 285 MB, issue 36).
 
     A recorder knows the request's duration; pass it, else the last frame's time
     stands in. A body that does not decode (an HTML error page) is previewed raw.
     """
-    recording = read_recording(path)
-    frames = recording.frames
-    nbytes = sum(len(f.data if isinstance(f.data, bytes) else f.data.encode()) for f in frames)
-    if ttfb_ns is None and frames:
-        ttfb_ns = frames[0].t_ns
-    if duration_ns is None and frames:
-        duration_ns = frames[-1].t_ns
+    with RecordingReader(path) as reader:
+        seen = _Seen(reader.frames())
+        said = _Said()
+        with contextlib.suppress(DecodeError):
+            decoder = StreamDecoder(reader.header["kind"], keep_deltas=False)
+            for frame in seen:
+                said.add(decoder.feed(frame.data))
+            said.add(decoder.finish())
+            said.whole = True
+        seen.finish()  # the frames after one that does not decode count too
+        recording = Recording(reader.header, [], reader.end, reader.expect, reader.path)
+    if ttfb_ns is None:
+        ttfb_ns = seen.first_ns
+    if duration_ns is None:
+        duration_ns = seen.last_ns
     calls: list[str] = []
     done = False
     text = ""
     chars = 0
-    with contextlib.suppress(TcrError):
-        decoded = decode(recording)
-        text, chars, done = decoded.text, len(decoded.text), decoded.done
-        calls = [call.name or "?" for call in decoded.calls]
-        if not text and decoded.reasoning_text:
-            text = "(reasoning) " + decoded.reasoning_text
-        if not text and decoded.errors:
-            text = "error: " + decoded.errors[0]
+    if said.whole:  # as the original did, nothing of a body that does not decode
+        text, chars, done = said.text, said.chars, said.done
+        calls = [call.name or "?" for call in said.calls.calls()]
+        if not text and said.reasoning:
+            text = "(reasoning) " + said.reasoning
+        if not text and said.errors:
+            text = "error: " + said.errors[0]
     if not text and not calls:  # nothing decoded (an HTML error page): show what arrived
-        raw = b"".join(f.data if isinstance(f.data, bytes) else f.data.encode() for f in frames)
-        text = raw.decode("utf-8", "replace")
+        text = b"".join(seen.head).decode("utf-8", "replace")
     return Summary(
         path=str(path),
         kind=recording.kind,
         status=recording.header.get("response", {}).get("status"),
-        frames=len(frames),
-        bytes=nbytes,
+        frames=seen.frames,
+        bytes=seen.bytes,
         ttfb_ms=None if ttfb_ns is None else ttfb_ns / 1e6,
         duration_ms=None if duration_ns is None else duration_ns / 1e6,
         complete=recording.complete,
@@ -89,3 +99,56 @@ def summarize(
         calls=calls,
         done=done,
     )
+
+
+class _Said:
+    """What the deltas said, as they go by: the content's length and its first
+    characters, not all of it (its whole text was the content twice more at its end)."""
+
+    def __init__(self) -> None:
+        self.text = self.reasoning = ""  # the first characters of each, a preview's worth
+        self.chars = 0
+        self.done = self.whole = False
+        self.errors: list[str] = []
+        self.calls = CallAssembler()
+
+    def add(self, deltas: Iterable[Delta]) -> None:
+        for delta in deltas:
+            if delta.content:
+                self.chars += len(delta.content)
+                if len(self.text) <= _PREVIEW:  # one more than shown: is there more?
+                    self.text += delta.content[: _PREVIEW + 1]
+            if delta.reasoning and len(self.reasoning) <= _PREVIEW:
+                self.reasoning += delta.reasoning[: _PREVIEW + 1]
+            for fragment in delta.tool_calls:
+                self.calls.add(replace(fragment, arguments=""))  # only the names are shown
+            if delta.error is not None:
+                self.errors.append(delta.error)
+            self.done = self.done or delta.done
+
+
+class _Seen:
+    """The frames as they go by: counted, timed, the first bytes kept for a raw preview."""
+
+    def __init__(self, frames: Iterator[Frame]) -> None:
+        self._frames = frames
+        self.frames = self.bytes = 0
+        self.first_ns: int | None = None
+        self.last_ns: int | None = None
+        self.head: list[bytes] = []  # at least _HEAD bytes, when the body has them
+
+    def __iter__(self) -> Iterator[Frame]:
+        for frame in self._frames:
+            data = frame.data if isinstance(frame.data, bytes) else frame.data.encode()
+            if self.first_ns is None:
+                self.first_ns = frame.t_ns
+            self.last_ns = frame.t_ns
+            if self.bytes < _HEAD:
+                self.head.append(data)
+            self.frames += 1
+            self.bytes += len(data)
+            yield frame
+
+    def finish(self) -> None:
+        for _ in self:
+            pass

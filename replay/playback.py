@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from itertools import accumulate, groupby
-from typing import Any, ParamSpec
+from typing import Any, Final, ParamSpec
 
 from tcr.corpus import Recording
 from tcr.errors import DecodeError, TcrError
@@ -112,10 +112,10 @@ def playing(
         played = _exact(recording)
     else:
         if not stream:
-            return _whole(recording, endpoint, list(_decode(recording)))
+            return _whole(recording, endpoint)
         # Decoded once here (what cannot be decoded raises now) for each channel's text,
         # and again as the writes are taken: a client holds no delta of the recording.
-        texts, last = _channel_texts(_items(_decode(recording)))
+        texts, last = _channel_texts(_items(_decode(recording)), keep=content is not None)
         items = partial(_items_of, recording, last)
         label = "original"
         pieces: Iterable[_Text | _Mark] = items()
@@ -208,7 +208,8 @@ class _Mark:
 
 def _decode(recording: Recording) -> Iterator[tuple[int, Delta]]:
     """The recording's deltas with their times, decoded as they are taken."""
-    decoder = StreamDecoder(recording.kind)
+    # keep_deltas=False: a delta per event was most of what an answer held (issue 36)
+    decoder = StreamDecoder(recording.kind, keep_deltas=False)
     where = "start of stream"
     try:
         for index, frame in enumerate(recording.frames):
@@ -231,14 +232,15 @@ def _items_of(recording: Recording, last: int) -> Iterator[_Text | _Mark]:
 
 
 def _channel_texts(
-    items: Iterable[_Text | _Mark],
+    items: Iterable[_Text | _Mark], *, keep: bool = True
 ) -> tuple[dict[str | tuple[str, int], str], int]:
-    """Each text channel's whole text, and the time of the last item."""
+    """Each text channel's whole text (``keep``: else none, only a re-chunking needs
+    them), and the time of the last item."""
     parts: dict[str | tuple[str, int], list[str]] = {}
     last = 0
     for item in items:
         last = item.t_ns
-        if isinstance(item, _Text):
+        if keep and isinstance(item, _Text):
             parts.setdefault(item.channel, []).append(item.text)
     return {channel: "".join(texts) for channel, texts in parts.items()}, last
 
@@ -413,16 +415,21 @@ def _completion_event(item: _Text | _Mark, model: str) -> bytes | None:
 # --- without streaming ----------------------------------------------------------------------
 
 
-def _whole(recording: Recording, endpoint: str, timed: Sequence[tuple[int, Delta]]) -> Playing:
-    said = _Message(timed)
-    t_ns = timed[-1][0] if timed else 0
+def _whole(recording: Recording, endpoint: str) -> Playing:
+    said = _Message(_items(_decode(recording)))
+    t_ns = said.last
     if said.errors:
         body: dict[str, Any] = {"error": {"message": said.errors[0]}}
         return Playing(500, "application/json", iter([Write(t_ns, compact_json(body).encode())]))
+    # The content is sent in pieces (its JSON made a piece at a time): the body whole
+    # was the content twice more, as a JSON string and as its bytes.
     if endpoint == "completion":
-        body = {"content": said.content, "stop": True, "stop_type": said.finish or "eos"}
+        body = {"content": _CONTENT, "stop": True, "stop_type": said.finish or "eos"}
     else:
-        message: dict[str, Any] = {"role": "assistant", "content": said.content or None}
+        message: dict[str, Any] = {
+            "role": "assistant",
+            "content": _CONTENT if said.content else None,
+        }
         if said.reasoning:
             message["reasoning_content"] = said.reasoning
         if said.calls:
@@ -434,41 +441,73 @@ def _whole(recording: Recording, endpoint: str, timed: Sequence[tuple[int, Delta
             "model": recording.id,
             "choices": [{"index": 0, "message": message, "finish_reason": said.finish or "stop"}],
         }
-    return Playing(200, "application/json", iter([Write(t_ns, compact_json(body).encode())]))
+    made, marker = compact_json(body), compact_json(_CONTENT)
+    if made.count(marker) != 1:  # a recording's id or text spells the marker: made whole
+        made = made.replace(marker, compact_json(said.content))
+    head, _, tail = made.partition(marker)
+    return Playing(200, "application/json", _json_around(t_ns, head, said.content, tail))
+
+
+# Stands for the content in the body made around it, where its JSON form is found.
+_CONTENT: Final = "\x00tcr-content\x00"
+_PIECE: Final = 1 << 16  # characters of content per write of a body sent in pieces
+
+
+def _json_around(t_ns: int, head: str, content: str, tail: str) -> Iterator[Write]:
+    """``head``, ``content`` as a JSON string (made a piece at a time), ``tail``."""
+    if not tail:  # no place for the content (it is null): the body is the head
+        yield Write(t_ns, head.encode())
+        return
+    yield Write(t_ns, (head + '"').encode())
+    for start in range(0, len(content), _PIECE):
+        yield Write(t_ns, compact_json(content[start : start + _PIECE])[1:-1].encode())
+    yield Write(t_ns, ('"' + tail).encode())
 
 
 class _Message:
-    """The decoded deltas of a stream, summed up as one message."""
+    """The decoded items of a stream, summed up as one message as they go by."""
 
-    def __init__(self, timed: Sequence[tuple[int, Delta]]) -> None:
-        items = list(_items(timed))
-        self.content = "".join(
-            i.text for i in items if isinstance(i, _Text) and i.channel == "content"
-        )
-        self.reasoning = "".join(
-            i.text for i in items if isinstance(i, _Text) and i.channel == "reasoning"
-        )
-        self.errors = [i.value for i in items if isinstance(i, _Mark) and i.what == "error"]
-        finishes = [i.value for i in items if isinstance(i, _Mark) and i.what == "finish"]
-        self.finish: str | None = finishes[-1] if finishes else None
+    def __init__(self, items: Iterable[_Text | _Mark]) -> None:
+        content: list[str] = []
+        reasoning: list[str] = []
+        self.errors: list[str] = []
+        self.finish: str | None = None
+        self.last = 0
         calls: dict[int, dict[str, Any]] = {}
         for item in items:
-            if isinstance(item, _Mark) and item.what == "call":
+            self.last = item.t_ns
+            if isinstance(item, _Text):
+                if item.channel == "content":
+                    content.append(item.text)
+                elif item.channel == "reasoning":
+                    reasoning.append(item.text)
+                elif isinstance(item.channel, tuple):
+                    call = calls.setdefault(item.channel[1], _no_call())
+                    call["arguments"].append(item.text)
+            elif item.what == "call":
                 index, call_id, name = item.value
-                call = calls.setdefault(index, {"id": call_id, "name": name, "arguments": ""})
+                call = calls.setdefault(index, _no_call())
                 call["id"] = call["id"] or call_id
                 call["name"] = call["name"] or name
-            elif isinstance(item, _Text) and isinstance(item.channel, tuple):
-                calls.setdefault(item.channel[1], {"id": None, "name": None, "arguments": ""})
-                calls[item.channel[1]]["arguments"] += item.text
+            elif item.what == "error":
+                self.errors.append(item.value)
+            elif item.what == "finish":
+                self.finish = item.value
+        self.content = "".join(content)
+        del content
+        self.reasoning = "".join(reasoning)
         self.calls = [
             {
                 "id": call["id"] or f"call_{index}",
                 "type": "function",
-                "function": {"name": call["name"], "arguments": call["arguments"]},
+                "function": {"name": call["name"], "arguments": "".join(call["arguments"])},
             }
             for index, call in sorted(calls.items())
         ]
+
+
+def _no_call() -> dict[str, Any]:
+    return {"id": None, "name": None, "arguments": []}
 
 
 # --- transport ------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import re
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -33,6 +34,7 @@ from typing import Any
 from aiohttp import web
 
 from tcr._runtime.background import AsyncService, in_background
+from tcr._runtime.names import safe_text
 from tcr.corpus import Recording, iter_recordings, read_recording
 from tcr.errors import TcrError
 from tcr.rechunk import Strategy, parse_strategy
@@ -130,7 +132,7 @@ class ReplayServer(AsyncService):
         self._by_name: dict[str, Recording] = {}
         for path, recording in recordings:
             shared = stems.count(path.stem) > 1
-            name = f"{path.parent.name}/{path.stem}" if shared else path.stem
+            name = _header_safe(f"{path.parent.name}/{path.stem}" if shared else path.stem)
             self.names.append(name)
             self._name_of[id(recording)] = name
             for alias in (name, path.name, path.stem):
@@ -293,6 +295,15 @@ class ReplayServer(AsyncService):
         if self.on_served is not None:
             served = Served(request.method, request.path, status, recording, chunking, chosen_by)
             self.on_served(served)
+
+
+_NOT_IN_A_HEADER = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _header_safe(name: str) -> str:
+    """A file name as a header value can hold it: a control character (a CR/LF made the
+    answer a 500, issue 36) and a byte that is not UTF-8 as ``\\xNN``."""
+    return _NOT_IN_A_HEADER.sub(lambda m: f"\\x{ord(m.group()):02x}", safe_text(name))
 
 
 def _next_batch(writes: Iterator[Write]) -> list[Write]:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from tcr._runtime.loading import load_detector
+from tcr._runtime.names import safe_text
 from tcr.claims import Claim
 from tcr.corpus import Frame, Recording, read_recording
 from tcr.detector.events import Detector
@@ -33,11 +34,11 @@ from tcr.stream import Decoded, Delta, StreamDecoder, decode_bytes
 from tcr.time_limit import check_timeout
 from tcr.trace import Placed, Trace
 
-from .show_render import BOUNDARY, render, visible
+from .show_render import BOUNDARY, printable, render, visible
 from .show_render import clip as _clip
 from .show_summary import Rows, ShowSummary
 
-__all__ = ["BOUNDARY", "ShowSummary", "render", "summarize", "visible"]
+__all__ = ["BOUNDARY", "ShowSummary", "printable", "render", "summarize", "visible"]
 
 PREVIEW: Final = 120  # characters of a frame's data kept in the summary
 
@@ -73,7 +74,7 @@ def summarize(
     declared = tools if tools is not None else recording.tools
     decoded, error = _decode(recording)
     summary = ShowSummary(
-        path=str(path),
+        path=safe_text(str(path)),  # a name that is not UTF-8 as \xNN, printable anywhere
         header=_jsonable(recording.header),
         complete=recording.complete,
         incomplete_reason=recording.incomplete_reason,
@@ -130,7 +131,7 @@ def _decode(recording: Recording) -> tuple[Decoded, str | None]:
         where = "end of stream"
         decoder.finish()
     except DecodeError as exc:
-        return decoder.result(), f"{recording.path}, {where}: {exc}"
+        return decoder.result(), f"{safe_text(str(recording.path))}, {where}: {exc}"
     return decoder.result(), None
 
 

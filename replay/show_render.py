@@ -19,6 +19,7 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text as RichText
 
+from tcr._runtime.names import safe_text
 from tcr.claims import Claim
 
 if TYPE_CHECKING:
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 
     from .show_summary import ShowSummary
 
-__all__ = ["BOUNDARY", "clip", "render", "visible"]
+__all__ = ["BOUNDARY", "clip", "printable", "render", "visible"]
 
 # Invisible characters made visible (the content view and every preview). A newline
 # is shown as "↵" and, in the content view, followed by a real line break.
@@ -35,7 +36,7 @@ _VISIBLE: Final = {"\n": "↵", "\t": "→", "\r": "␍", "\x7f": "␡"}
 # with it, and panes' borders are one. A "¦" in the stream is drawn by its code point.
 BOUNDARY: Final = "¦"
 _SPECIAL = re.compile(
-    r"[\x00-\x1f\x7f\u00a0\u00a6\u200b-\u200f\u2028\u2029\u2060\ufeff]| +(?=\r?\n|\Z)"
+    r"[\x00-\x1f\x7f-\x9f\u00a0\u00a6\u200b-\u200f\u2028\u2029\u2060\ufeff]| +(?=\r?\n|\Z)"
 )
 
 
@@ -46,12 +47,23 @@ def _visible(char: str) -> str:
         return "·"  # only trailing spaces are matched
     if ord(char) < 0x20:
         return chr(0x2400 + ord(char))  # the Unicode control picture, e.g. ␀
-    return f"⟨U+{ord(char):04X}⟩"  # zero-width, BOM, no-break space, ¦, line separators
+    return f"⟨U+{ord(char):04X}⟩"  # C1, zero-width, BOM, no-break space, ¦, line separators
 
 
 def visible(text: str) -> str:
     """``text`` on one line with invisible characters shown (``↵``, ``→``, ``·``, ...)."""
     return _SPECIAL.sub(lambda m: "".join(_visible(c) for c in m.group()), text)
+
+
+def printable(value: object) -> str:
+    """A name or field from a recording or the file system, safe to print: never a
+    terminal escape (an OSC in a header's id sets the window title, issue 36)."""
+    return visible(safe_text(str(value)))
+
+
+def _plain(value: object) -> RichText:
+    """``printable(value)`` as rich text, never read as markup (``[/x]`` is no tag)."""
+    return RichText(printable(value))
 
 
 def clip(text: str, width: int) -> str:
@@ -97,7 +109,7 @@ def render(
     console.print(Rule("Verdict", align="left"))
     console.print(_verdict_text(verdict))
     for check, why in (run.get("not_judged") or {}).items():
-        console.print(f"{check} not judged for the claim: {why}", style="yellow")
+        console.print(_plain(f"{check} not judged for the claim: {why}"), style="yellow")
 
 
 def _header_panel(summary: ShowSummary) -> Panel:
@@ -106,29 +118,32 @@ def _header_panel(summary: ShowSummary) -> Panel:
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold")
     grid.add_column()
-    grid.add_row("file", summary.path)
-    grid.add_row("kind", f"{header['kind']}, created {header.get('created') or '?'}")
+    # Every field is the recording's, so outside input: drawn, never sent (issue 36).
+    grid.add_row("file", _plain(summary.path))
+    grid.add_row("kind", _plain(f"{header['kind']}, created {header.get('created') or '?'}"))
     where = [str(source[k]) for k in ("backend", "model", "endpoint") if source.get(k)]
-    grid.add_row("source", " · ".join(where) or "-")
+    grid.add_row("source", _plain(" · ".join(where) or "-"))
     if header.get("request"):
-        grid.add_row("request", _brief_map(header["request"]))
+        grid.add_row("request", _plain(_brief_map(header["request"])))
     status = (header.get("response") or {}).get("status")
-    grid.add_row("response", f"status {status}" if status is not None else "-")
+    grid.add_row("response", _plain(f"status {status}" if status is not None else "-"))
     tools = header.get("tools")
-    grid.add_row("tools", "any (none declared)" if tools is None else ", ".join(tools) or "none")
+    named = "any (none declared)" if tools is None else ", ".join(map(str, tools)) or "none"
+    grid.add_row("tools", _plain(named))
     labels = {k: v for k, v in (header.get("labels") or {}).items() if v is not None}
-    grid.add_row("labels", ", ".join(f"{k}={v}" for k, v in labels.items()) or "-")
+    grid.add_row("labels", _plain(", ".join(f"{k}={v}" for k, v in labels.items()) or "-"))
     frames, size = summary.frames, summary.body_bytes
     duration = f", {frames[-1]['t_ms']:.1f} ms" if frames else ""
     if summary.complete:
         state = RichText.assemble(("complete", "green"), f": {len(frames)} frames, {size} bytes")
     else:
-        reason = summary.incomplete_reason
+        reason = printable(summary.incomplete_reason)
         state = RichText.assemble(("INCOMPLETE", "bold red"), f" ({reason}): {len(frames)} frames")
     grid.add_row("status", state + duration)
     if summary.expect is not None:
-        grid.add_row("expect", _brief_map(summary.expect))
-    return Panel(grid, title=f"recording {header['id']}", title_align="left")
+        grid.add_row("expect", _plain(_brief_map(summary.expect)))
+    title = RichText(f"recording {printable(header['id'])}")
+    return Panel(grid, title=title, title_align="left")
 
 
 def _brief_map(value: Mapping[str, Any]) -> str:
@@ -183,9 +198,9 @@ def _frames_table(frames: Sequence[Mapping[str, Any]], limit: int) -> Table | Ri
         return RichText("no frames", style="dim")
     table = _table("#", "t ms", "Δ ms", "bytes", "data")
 
-    def cells(row: Mapping[str, Any]) -> list[str]:
+    def cells(row: Mapping[str, Any]) -> list[str | RichText]:
         t, delta = f"{row['t_ms']:.1f}", f"{row['delta_ms']:+.1f}"
-        return [str(row["index"]), t, delta, str(row["bytes"]), row["preview"]]
+        return [str(row["index"]), t, delta, str(row["bytes"]), _plain(row["preview"])]
 
     return _rows(table, frames, limit, cells, "frames")
 
@@ -198,26 +213,31 @@ def _stream(decoded: Mapping[str, Any], limit: int) -> Table:
     grid = Table.grid()
     grid.add_column()
     grid.add_row(
-        f"framing {decoded['framing']}: {len(deltas)} deltas ({with_content} with content), "
-        f"finish_reason {finish or '-'}, {end}"
+        _plain(
+            f"framing {decoded['framing']}: {len(deltas)} deltas ({with_content} with content), "
+            f"finish_reason {finish or '-'}, {end}"
+        )
     )
     if deltas:
         table = _table("#", "delta")
         grid.add_row(
-            _rows(table, deltas, limit, lambda d: [str(d["index"]), _brief_delta(d)], "deltas")
+            _rows(
+                table, deltas, limit, lambda d: [str(d["index"]), _plain(_brief_delta(d))], "deltas"
+            )
         )
     for call in decoded["calls"]:
         text = f"native call {call['index']}: {call['name']}({clip(call['arguments'], 200)})"
-        grid.add_row(RichText(text + (f" id {call['id']}" if call["id"] else ""), style="green"))
+        text = printable(text + (f" id {call['id']}" if call["id"] else ""))
+        grid.add_row(RichText(text, style="green"))
     if decoded["reasoning"]:
         grid.add_row(RichText(f"reasoning: {clip(visible(decoded['reasoning']), 300)}", "magenta"))
     for error in decoded["errors"]:
-        grid.add_row(RichText(f"stream error: {error}", style="red"))
+        grid.add_row(RichText(f"stream error: {printable(error)}", style="red"))
     if decoded["unfinished"] is not None:
         tail = clip(visible(decoded["unfinished"]), 200)
         grid.add_row(RichText(f"unfinished tail (never completed): {tail}", style="yellow"))
     if decoded["error"] is not None:
-        grid.add_row(RichText(f"decode error: {decoded['error']}", style="bold red"))
+        grid.add_row(RichText(f"decode error: {printable(decoded['error'])}", style="bold red"))
     return grid
 
 
@@ -320,7 +340,8 @@ def _events_table(run: Mapping[str, Any], chunk_count: int, limit: int) -> Table
         step = crash["chunk"]
         where = f"feed() of chunk {step}" if step is not None and step < chunk_count else "finish()"
         where = "the factory" if step is None else where
-        table.add_row("", "", "", RichText(f"CRASH in {where}: {crash['error']}", style="bold red"))
+        said = f"CRASH in {where}: {printable(crash['error'])}"
+        table.add_row("", "", "", RichText(said, style="bold red"))
     return table
 
 
@@ -352,12 +373,12 @@ def _describe(events: Sequence[Mapping[str, Any]], row: range) -> RichText:
         count = f" ({len(row)} events)" if len(row) > 1 else ""
         return RichText.assemble((f"Text{count} ", "bold"), repr(clip(visible(joined), 200)))
     if kind == "ToolCall":
-        body = f"{fields['name']}({clip(fields['arguments'], 200)})"
+        body = printable(f"{fields['name']}({clip(fields['arguments'], 200)})")
     elif kind == "Reasoning":
         body = repr(clip(visible(fields["text"]), 200))
     else:
         body = f"{fields['reason']}: shows {clip(visible(fields['content']), 200)!r}"
-    format_ = f"  [{fields['format']}]" if fields.get("format") else ""
+    format_ = f"  [{printable(fields['format'])}]" if fields.get("format") else ""
     return RichText.assemble((f"{kind} ", f"bold {style}"), (body, style), (format_, "dim"))
 
 
@@ -371,9 +392,9 @@ def _verdict_text(verdict: Verdict) -> RichText:
     out.append(f"  (checks run: {', '.join(verdict.ran) or 'none'})", style="dim")
     for found in violations:
         out.append(f"\n✗ {found.check}", style="bold red")
-        out.append(f" at {found.where}: {found.message}")
+        out.append(f" at {found.where}: {printable(found.message)}")
         if found.excerpt:
-            out.append(f"\n    {found.excerpt}", style="cyan")
+            out.append(f"\n    {printable(found.excerpt)}", style="cyan")
     for check, why in verdict.skipped.items():
-        out.append(f"\nskipped {check}: {why}", style="dim")
+        out.append(f"\nskipped {check}: {printable(why)}", style="dim")
     return out

@@ -6,13 +6,13 @@ they report what ``tcr show`` printed: the checks of one chunking of one recordi
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from tcr import sarif
 from tcr._runtime import junit
+from tcr._runtime.names import shell_join
 from tcr._runtime.report_files import write_sarif_log
 from tcr.oracle import CHECKS
 
@@ -38,7 +38,7 @@ def command_line(
         args += ["--detector", detector]
     if tools is not None:
         args += ["--tools", tools]
-    return shlex.join([*args, *claim])
+    return shell_join([*args, *claim])  # exact when pasted, one valid UTF-8 line
 
 
 def sarif_results(summary: ShowSummary, *, command: str | None = None) -> list[sarif.Result]:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import random
-from collections.abc import Iterator, Sequence
+import tracemalloc
+from collections.abc import Callable, Iterator, Sequence
 
 from hypothesis import strategies as st
 
@@ -79,3 +81,14 @@ def cut(draw: st.DrawFn, texts: st.SearchStrategy[str]) -> list[str]:
     text = draw(texts)
     cuts = sorted(draw(st.sets(st.integers(0, len(text)), max_size=len(text))))
     return [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+
+
+def traced_peak(make: Callable[[], object]) -> int:
+    """The most memory (bytes) Python held at once while ``make()`` ran, beyond before."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        make()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()

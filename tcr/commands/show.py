@@ -101,7 +101,7 @@ def show(
     # follow the package-dir mapping of replay/ to tcr.replay (an editable install
     # resolves it with an import hook), hence the ignore; mypy checks replay/show.py
     # when it is named on the command line.
-    from tcr.replay.show import render, summarize
+    from tcr.replay.show import printable, render, summarize
     from tcr.replay.show_report import command_line, write_junit, write_sarif
 
     try:
@@ -128,7 +128,7 @@ def show(
         )
     code = summary.exit_code
     if code == EXIT_ERROR:
-        click.echo(f"tcr show: {_one_line(_unusable(summary))}", err=True)
+        click.echo(f"tcr show: {printable(_one_line(_unusable(summary)))}", err=True)
     claim = summary.detector["claim"] if summary.detector else None
     restated = [] if claim is None else Claim.of(claim).options()
     command = command_line(
@@ -156,7 +156,9 @@ def _echo_pieces(pieces: Iterable[str]) -> None:
 
 
 def _fail(ctx: click.Context, error: TcrError) -> NoReturn:
-    click.echo(f"tcr show: {_one_line(str(error))}", err=True)
+    from tcr.replay.show import printable
+
+    click.echo(f"tcr show: {printable(_one_line(str(error)))}", err=True)
     ctx.exit(EXIT_ERROR)
 
 

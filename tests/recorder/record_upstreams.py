@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import struct
 import threading
 from collections.abc import Awaitable, Callable
 from types import TracebackType
@@ -263,10 +264,12 @@ MALFORMED_CHUNK = (
 class RawUpstream:
     """``with RawUpstream(parts) as url:`` answers every request with ``parts``, the raw
     bytes of an HTTP response written a little apart, then holds the connection open
-    without a word: what no aiohttp handler can send."""
+    without a word (``end="close"``: closes it, ``end="reset"``: resets it, a TCP RST):
+    what no aiohttp handler can send."""
 
-    def __init__(self, parts: tuple[bytes, ...]) -> None:
+    def __init__(self, parts: tuple[bytes, ...], *, end: str = "hold") -> None:
         self.parts = parts
+        self.end = end
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.server: asyncio.Server | None = None
@@ -279,6 +282,14 @@ class RawUpstream:
                 writer.write(part)
                 await writer.drain()
                 await asyncio.sleep(0.05)
+            if self.end == "reset":  # SO_LINGER 0: the close sends a reset, not an orderly end
+                sock = writer.get_extra_info("socket")
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                writer.transport.abort()
+                return
+            if self.end == "close":
+                writer.close()
+                return
             await asyncio.sleep(3600)
         except asyncio.CancelledError:  # stopped: a cancelled handler is logged as an error
             writer.close()
