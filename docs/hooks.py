@@ -2,6 +2,9 @@
 
 - ``<!-- tcr dialects --markdown -->`` in a page becomes the registry's dialect table
   (``tcr.commands.dialects.markdown_table``), so the table cannot drift from the code.
+- ``<!-- tcr policies -->`` becomes the policy registry (``tcr.policies.POLICIES``): each
+  policy's question, its choices (the reference's first, lossy ones marked) and the
+  engines that make each.
 - ``<!-- tcr help epilogs -->`` becomes each command's ``--help`` epilog (its examples,
   strategies and exit codes), which mkdocs-click leaves out.
 - The TUI pictures are the SVG snapshots the TUI tests make and check
@@ -16,6 +19,8 @@
 from __future__ import annotations
 
 import atexit
+import html
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -28,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SNAPSHOTS = ROOT / "tests" / "tui" / "__snapshots__" / "test_tui_snapshots"
 DIALECT_TABLE = "<!-- tcr dialects --markdown -->"
 EPILOGS = "<!-- tcr help epilogs -->"
+POLICY_TABLE = "<!-- tcr policies -->"
 
 # site path -> the snapshot it shows
 SPLIT_MARKER = "test_split_marker_leaking_through_a_per_chunk_matcher"
@@ -73,7 +79,29 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str
         markdown = markdown.replace(DIALECT_TABLE, markdown_table().rstrip("\n"))
     if EPILOGS in markdown:
         markdown = markdown.replace(EPILOGS, epilogs())
+    if POLICY_TABLE in markdown:
+        markdown = markdown.replace(POLICY_TABLE, policy_table())
     return markdown
+
+
+def policy_table() -> str:
+    """The policy registry as a table: a row per choice, the reference's marked."""
+    from tcr.policies import POLICIES
+
+    def cell(text: str) -> str:  # as written: no markup, no HTML, no "{...}" attributes
+        escaped = re.sub(r"([\\`*_{}\[\]|])", r"\\\1", text)
+        return html.escape(escaped, quote=False)
+
+    rows = ["| policy | choice | what a parser making it does | engines that make it |"]
+    rows.append("|---|---|---|---|")
+    for policy in POLICIES:
+        for index, choice in enumerate(policy.choices):
+            name = f"`{choice.id}`" + (" (reference)" if choice.id == policy.default else "")
+            name += " (lossy)" if choice.lossy else ""
+            first = f"`{policy.id}`: {cell(policy.question)}" if index == 0 else ""
+            engines = ", ".join(e.name for e in choice.engines if e.name != "tcr reference")
+            rows.append(f"| {first} | {name} | {cell(choice.meaning)} | {cell(engines) or '-'} |")
+    return "\n".join(rows)
 
 
 def epilogs() -> str:

@@ -16,6 +16,7 @@ from tcr.detector.loader import Factory
 from tcr.errors import FactoryError
 from tcr.judge import Judge
 from tcr.oracle import CHECKS, TRACE_CHECKS, Check, Violation
+from tcr.policies import NONE, Policies
 from tcr.signature import Signature, coarse_key, key
 
 from .model import Case
@@ -51,6 +52,13 @@ class CaseChecker:
         self.factory = factory
         self.timeout = timeout  # seconds per message run: see tcr.time_limit
         self.claim = claim or EVERYTHING  # what it speaks: no_leak and holdback follow it
+        # The ground truth is written by the contract, with the reference's choices (but
+        # tools=[] as text, which the repertoire writes): restated for the claim's
+        # policies by the judge (tcr.readings).
+        truth_policies = (
+            Policies.of({"empty_tools": "text"}) if self.claim.empty_tools == "text" else NONE
+        )
+        self.truth_claim = self.claim.with_policies(truth_policies)
 
     def check(self, case: Case, checks: Collection[Check] | None = None) -> list[Violation]:
         """Every violation of every oracle (``checks``: of those only), in the order of
@@ -74,7 +82,7 @@ class CaseChecker:
             checks=[c for c in TRACE_CHECKS if c in wanted],
             timeout=self.timeout,
             claim=self.claim,
-            expectation_for=self.claim,  # the ground truth is made for the claim
+            expectation_for=self.truth_claim,  # the ground truth is made for the claim
             tool_specs=case.tool_specs,  # schemas agreeing with the truth: values compared typed
         )
         shapes: dict[Signature, str] = {}

@@ -105,7 +105,7 @@ def load_seeds(
     if unlabelled:
         skipped.append(
             f"{unlabelled:,} recording{'' if unlabelled == 1 else 's'} with markup the claim "
-            f"({claim}) cannot read as text: a block in an unclaimed dialect that opens on, "
+            "cannot read as text: a block in an unclaimed dialect that opens on, "
             "or holds, a claimed marker"
         )
     return seeds, skipped

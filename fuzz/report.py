@@ -13,7 +13,8 @@ from rich.markup import escape
 from tcr import sarif
 from tcr._runtime import junit
 from tcr._runtime.report_files import write_sarif_log
-from tcr.claims import EVERYTHING, Claim
+from tcr._verdict import probed
+from tcr.claims import Claim
 from tcr.findings import Grouped, group, shrunk
 from tcr.oracle import Check, Violation
 from tcr.signature import PROXY_NOTE, WHOLE, Signature, signature
@@ -100,15 +101,13 @@ def render(report: FuzzReport, console: Console) -> None:
     mutating = f"mutating {_plural(report.recordings, 'recording')}"
     if report.skipped:  # on the same line: a recording left out is no news in every run
         mutating += f" [dim](not: {escape('; '.join(report.skipped))})[/]"
+    console.print(escape(report.claim.judged_line), soft_wrap=True, highlight=False)
     console.print(
         f"[bold]tcr fuzz[/] {escape(report.detector)}, seed {report.seed}, {', '.join(limits)}; "
         f"{mutating}",
         highlight=False,
         soft_wrap=True,
     )
-    if report.claim != EVERYTHING:
-        claim = escape(str(report.claim))
-        console.print(f"  claim: {claim} (other dialects' markup is text)", highlight=False)
     rate = f"{report.examples_per_second:,.0f} examples/s"
     console.print(
         f"{_plural(report.examples, 'example')} ({report.generated:,} generated, "
@@ -168,9 +167,10 @@ def _scale_out(report: FuzzReport) -> list[str]:
 
 def _render_finding(finding: Finding, console: Console) -> None:
     case, v = finding.case, finding.violation
-    if v.check is Check.COST:  # the probe message, once per run: nothing shrunk or saved
+    if probed(v.check, v.kind):  # probe messages, once per run: nothing shrunk or saved
+        probe = "the probe message" if v.check is Check.COST else "the policy probes"
         console.print(
-            f"\n[bold red]{escape(str(finding.signature))}[/]: the probe message, once per run",
+            f"\n[bold red]{escape(str(finding.signature))}[/]: {probe}, once per run",
             highlight=False,
         )
         console.print(f"[bold red]{v.check}[/]: {escape(v.message)}", highlight=False)
@@ -220,7 +220,9 @@ def write_junit(report: FuzzReport, path: str | Path) -> None:
         kinds.append(("mutated", report.mutated))
     if report.cost is not None:
         kinds.append(("cost probe", 1))
-    properties: list[tuple[str, str]] = []
+    if "policy probes" in by_kind:
+        kinds.append(("policy probes", 1))
+    properties: list[tuple[str, str]] = [("judged_against", report.claim.judged_line)]
     if report.shard is not None:
         properties.append(("shard", "{}/{}".format(*report.shard)))
     if report.shard is not None or report.jobs > 1:
@@ -230,7 +232,7 @@ def write_junit(report: FuzzReport, path: str | Path) -> None:
         classname += " shard {}/{}".format(*report.shard)
     cases = []
     for kind, examples in kinds:
-        name = kind if kind == "cost probe" else f"{kind} ({examples} examples)"
+        name = kind if kind.endswith(("probe", "probes")) else f"{kind} ({examples} examples)"
         case = junit.Case(classname, name, report.search_seconds)
         if kind == "cost probe" and report.cost is not None and report.cost.skipped:
             case = replace(case, outcome=junit.Outcome.SKIPPED, message=report.cost.skipped)
@@ -254,6 +256,8 @@ def _kind(finding: Finding) -> str:
     """Which JUnit case a finding belongs to."""
     if finding.check is Check.COST:
         return "cost probe"
+    if probed(finding.check, finding.violation.kind):
+        return "policy probes"
     return "mutated" if finding.case.origin.startswith("mutated") else "generated"
 
 
@@ -287,7 +291,7 @@ def _sarif_result(report: FuzzReport, finding: Finding) -> sarif.Result:
     )
     if finding.signature.proxy:
         message += f"{PROXY_NOTE} "
-    if v.check is Check.COST:
+    if probed(v.check, v.kind):
         message = f"{v.check} fails (tcr fuzz, seed {report.seed}): {v.message}. "
         message += f"Reproduce with: {finding.replay_command}"
     elif finding.saved is not None:
@@ -307,7 +311,7 @@ def _sarif_result(report: FuzzReport, finding: Finding) -> sarif.Result:
     }
     if finding.saved is not None:
         properties |= {"reproducer": finding.replay_command, "step_through": finding.tui_command}
-    elif v.check is Check.COST:
+    elif probed(v.check, v.kind):
         properties |= {"reproducer": finding.replay_command}
     return sarif.Result(
         v.check,
@@ -324,6 +328,8 @@ def _identity(finding: Finding) -> str:
     """What names a finding from run to run: its case, or for cost (no case) its dialect."""
     if finding.check is Check.COST:
         return f"probe {finding.violation.dialect}"
+    if probed(finding.check, finding.violation.kind):
+        return f"probe {finding.violation.kind} {finding.violation.dialect}"
     return json.dumps(list(finding.case.chunks), ensure_ascii=False)
 
 
@@ -334,6 +340,9 @@ def to_sarif(report: FuzzReport, *, root: Path | None = None) -> dict[str, Any]:
         "seed": report.seed,
         "examples": report.examples,
         "jobs": report.jobs,
+        "judgedAgainst": report.claim.judged_line,
+        "policies": report.claim.policies.as_dict(),
+        "pinnedPolicies": sorted(report.claim.policies.pinned),
     }
     if report.shard is not None:
         properties["shard"] = "{}/{}".format(*report.shard)

@@ -28,15 +28,15 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
 from tcr._runtime.pool import pickled_for_workers
 from tcr._runtime.state import STATE
+from tcr._verdict import INCONSISTENT, probed
 from tcr.claims import Claim
-from tcr.detector.core import StreamDetector
 from tcr.detector.loader import (
     REFERENCE,
     DetectorSpec,
@@ -48,6 +48,8 @@ from tcr.errors import FactoryError, TcrError
 from tcr.expectation import expectation_of
 from tcr.minimize import FLAKY, NotFailing, minimize_splits, minimize_text
 from tcr.oracle import Check, Violation
+from tcr.probes import PolicyReading, read_spec
+from tcr.readings import read
 from tcr.rechunk import split_tokens_mended
 from tcr.shard import check_shard
 from tcr.signature import (
@@ -71,6 +73,7 @@ from .check import CaseChecker, FactoryFailed
 from .cost import cost_findings
 from .model import Case, Finding, FuzzReport
 from .mutate import OPS_BYTES, Seed, decode_mutant, load_seeds
+from .policy import policy_findings
 from .pool import run_workers, shared
 from .repertoire import Repertoire
 from .save import commands, save_case
@@ -331,6 +334,7 @@ def run(
     exitfirst: bool = False,
     max_findings: int | None = None,
     writing: Collection[str] | None = None,
+    policies: Mapping[str, str] | None = None,
 ) -> FuzzReport:
     """Fuzz a detector with generated messages and mutated recordings; every distinct finding.
 
@@ -377,7 +381,9 @@ def run(
     if formats is not None and dialects is not None:
         raise TcrError("formats is the older name of dialects: give one of them")
     chosen = dialects if dialects is not None else formats
-    plan, skipped = _plan(detector, claim, chosen, (empty_tools, special_tokens), corpus)
+    plan, skipped, reading = _plan(
+        detector, claim, chosen, (empty_tools, special_tokens), corpus, policies, timeout
+    )
     plan = replace(
         plan,
         # in-process only: an alarm while a harness's client waits on its pipe would lose
@@ -410,6 +416,7 @@ def run(
             if on_progress is not None:
                 on_progress(report)
             report.cost, found = cost_findings(plan.factory, plan.spec, plan.claim, plan.timeout)
+            found = policy_findings(reading, plan.spec) + found
             report.findings = found[: plan.max_findings]
             if plan.max_findings is not None and len(report.findings) >= plan.max_findings:
                 report.stopped = "failure" if plan.exitfirst else "max_findings"
@@ -645,19 +652,29 @@ def _plan(
     dialects: Collection[str] | None,
     choices: tuple[str | None, str | None],  # empty_tools, special_tokens
     corpus: Sequence[str | Path] | None,
-) -> tuple[_Plan, list[str]]:
+    policies: Mapping[str, str] | None = None,
+    timeout: float | None = None,
+) -> tuple[_Plan, list[str], PolicyReading]:
     empty_tools, special_tokens = choices
     if claim is not None:  # given whole, its parts stand for the options not given
         if dialects is None and claim.dialects is not None:
             dialects = sorted(claim.dialects)
-        empty_tools = claim.empty_tools if empty_tools is None else empty_tools
+        if empty_tools is None and "empty_tools" in claim.policies.pinned:
+            empty_tools = claim.empty_tools
         special_tokens = claim.special_tokens if special_tokens is None else special_tokens
+        policies = {**claim.policies.pinned_map(), **(policies or {})}
     spec = resolve_detector(
         detector,
         dialects=None if dialects is None else list(dialects),
         empty_tools=empty_tools,
         special_tokens=special_tokens,
+        policies=policies,
     )
+    # The choices first: every case is judged with them. The probes run under the
+    # per-message limit (in-process only, as the cases do): a detector that hangs must
+    # not hang the run before its first case.
+    probe_limit = None if spec.command is not None else check_timeout(timeout)
+    spec, reading = read_spec(spec, timeout=probe_limit)
     if corpus is None:
         from tcr.corpora import bundled
 
@@ -667,7 +684,8 @@ def _plan(
 
         paths = list(iter_recordings([Path(p) for p in corpus]))
     seeds, skipped = load_seeds(paths, claim=spec.claim)
-    return _Plan(spec.factory, spec.name, spec.claim, seeds, command=spec.command), skipped
+    plan = _Plan(spec.factory, spec.name, spec.claim, seeds, command=spec.command)
+    return plan, skipped, reading
 
 
 def _finding(search: _Search, checker: CaseChecker, report: FuzzReport) -> Finding:
@@ -757,14 +775,16 @@ def _read(case: Case, claim: Claim) -> Case:
     blames the split."""
     if case.truth is not None:
         return case
-    reference = StreamDetector(
+    # read with the claim's choices (tools=[] may mean parse or drop, which the reference
+    # detector itself does not take)
+    reading = read(
+        case.text,
         case.tools,
         dialects=claim.dialects,
-        empty_tools=claim.empty_tools,
+        policies=claim.policies,
         tool_specs=case.tool_specs,
     )
-    events = [*reference.feed(case.text), *reference.finish()]
-    return replace(case, truth=Truth.from_expectation(expectation_of(events).to_map()))
+    return replace(case, truth=Truth.from_expectation(expectation_of(reading.events).to_map()))
 
 
 def _symptoms(finding: Finding, checker: CaseChecker) -> list[Signature]:
@@ -825,7 +845,7 @@ def _shortest(
 
 
 def _saved(finding: Finding, report: FuzzReport, plan: _Plan, save: str | Path | None) -> Finding:
-    if finding.check is Check.COST:  # a probe, rebuilt by its reproducer
+    if probed(finding.check, finding.violation.kind):  # a probe, rebuilt by its reproducer
         return finding
     finding = replace(finding, snippet=_snippet(finding, plan))
     if save is None:
@@ -839,7 +859,11 @@ def _saved(finding: Finding, report: FuzzReport, plan: _Plan, save: str | Path |
 def _snippet(finding: Finding, plan: _Plan) -> str:
     """The shrunk case as a pytest regression test (``tcr.snippet``)."""
     case, check = finding.case, finding.check
-    expected = check is Check.EXPECTED and case.truth is not None
+    # policy/inconsistent is told from expected: its snippet needs the truth too
+    told = check is Check.EXPECTED or (
+        check is Check.POLICY and finding.violation.kind == INCONSISTENT
+    )
+    expected = told and case.truth is not None
     return regression_test(
         case.chunks,
         check=str(check),

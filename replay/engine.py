@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from tcr._runtime.names import shell_join
+from tcr._verdict import INCONSISTENT
 from tcr.corpus import Frame, Recording, RecordingReader, read_recording
 from tcr.detector.loader import DetectorSpec
 from tcr.errors import DecodeError, FactoryError, TcrError
@@ -93,7 +94,8 @@ def load(path: Path, plan: Plan) -> Replay | InputError:
             decoded = decode(recording)
         else:
             recording, decoded = _read_content(path)
-        expect = recording.expect if Check.EXPECTED in plan.checks else None
+        told = (Check.EXPECTED, Check.POLICY)  # policy/inconsistent is told from expected
+        expect = recording.expect if any(c in plan.checks for c in told) else None
         expectation = Expectation.of(expect)
         specs = plan.tool_specs if plan.tool_specs is not None else recording.tool_specs
     except TcrError as error:
@@ -416,7 +418,9 @@ class Replay:
     def snippet(self, chunks: Sequence[str], found: Signature) -> str:
         check = Check(found.check)
         given = self.judge.tool_specs is not None and self.judge.schemas is not None
-        expect = self.expect if check is Check.EXPECTED else None
+        # policy/inconsistent is told from expected: its snippet needs the expectation too
+        told = check is Check.EXPECTED or (check is Check.POLICY and found.kind == INCONSISTENT)
+        expect = self.expect if told else None
         return regression_test(
             chunks,
             check=str(check),

@@ -153,6 +153,8 @@ class Report:
     cost: Outcome | None = None
     cost_measured: Cost | None = None
     selection: str | None = None  # --lf: which recordings were chosen, in one line
+    # The policy probes' row (once per run, like cost: replay/policy.py); None when not run.
+    policy: Outcome | None = None
 
     @property
     def recordings(self) -> int:
@@ -173,8 +175,10 @@ class Report:
 
     @property
     def rows(self) -> list[Outcome]:
-        """Every row of the report: recording x strategy, then the cost check's."""
-        return [*self.outcomes, *([self.cost] if self.cost is not None else [])]
+        """Every row of the report: the policy probes', recording x strategy, then the cost
+        check's."""
+        probes = [self.policy] if self.policy is not None else []
+        return [*probes, *self.outcomes, *([self.cost] if self.cost is not None else [])]
 
     @property
     def failures(self) -> list[tuple[Outcome, Failure]]:
@@ -215,7 +219,9 @@ class Report:
             "chars": self.chars,
             "seconds": round(self.seconds, 6),
             "stopped_early": self.stopped_early,
+            "judged_against": self.claim.judged_line,
             "claim": self.claim.to_map(),
+            "policies": _policies(self.claim),
             "not_judged": [
                 {"check": check, "reason": why, "recordings": count}
                 for (check, why), count in self.not_judged.items()
@@ -224,6 +230,7 @@ class Report:
             "findings": [{**g.to_dict(), "cause": causes[g.signature]} for g in self.findings],
             "outcomes": [o.to_dict() for o in self.outcomes],
             "cost": None if self.cost is None else self._cost_dict(self.cost),
+            "policy": None if self.policy is None else self.policy.to_dict(),
         }
 
     def _cost_dict(self, row: Outcome) -> dict[str, Any]:
@@ -242,6 +249,20 @@ class Report:
                 for g in measured
             ],
         }
+
+
+def _policies(claim: Claim) -> dict[str, dict[str, Any]]:
+    """Each policy's choice as judged: read from probes, pinned, or the reference's."""
+    chosen = claim.policies
+    return {
+        pid: {
+            "choice": choice,
+            "pinned": pid in chosen.pinned,
+            "read": chosen.read and pid not in chosen.pinned,
+            "lossy": pid in chosen.lossy(),
+        }
+        for pid, choice in chosen.as_dict().items()
+    }
 
 
 def display_path(path: Path) -> str:

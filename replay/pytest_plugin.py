@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from tcr.claims import SPECIAL_TOKENS
+from tcr.claims import EMPTY_TOOLS, SPECIAL_TOKENS
 from tcr.rechunk import DEFAULT_STRATEGIES
 from tcr.time_limit import DEFAULT_TIMEOUT
 
@@ -60,7 +60,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--tcr-empty-tools",
         default=None,
-        choices=["reject", "text"],
+        choices=list(EMPTY_TOOLS),
         help="What tools=[] means to the detector (default: ini tcr_empty_tools, else its own).",
     )
     parser.addini("tcr_dialects", "Dialects the detector parses (see tcr dialects).", "args")
@@ -71,6 +71,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="Whether special tokens reach the detector whole (an engine-side parser sees "
         "token ids) or may be split (default: ini tcr_special_tokens, else its own).",
     )
+    group.addoption(
+        "--tcr-policy",
+        action="append",
+        default=[],
+        metavar="ID=CHOICE",
+        help="Pin a policy's choice (see tcr policies); repeatable (default: ini "
+        "tcr_policies, else read from probe messages).",
+    )
+    parser.addini("tcr_policies", "Pinned policy choices, ID=CHOICE (see tcr policies).", "args")
     parser.addini("tcr_empty_tools", "What tools=[] means to the detector: reject or text.")
     parser.addini("tcr_special_tokens", "Whether special tokens reach the detector whole or split.")
     group.addoption(
@@ -133,14 +142,44 @@ class ReplayItem(pytest.Item):
 
 
 def claim_of(config: pytest.Config) -> dict[str, Any]:
-    """``dialects``, ``empty_tools`` and ``special_tokens`` for ``tcr.replay.run``: the
-    options, else the ini."""
+    """``dialects``, ``empty_tools``, ``special_tokens`` and ``policies`` for
+    ``tcr.replay.run``: the options, else the ini."""
     dialects = config.getoption("tcr_dialect") or config.getini("tcr_dialects") or None
     empty_tools = config.getoption("tcr_empty_tools") or config.getini("tcr_empty_tools") or None
     special_tokens = (
         config.getoption("tcr_special_tokens") or config.getini("tcr_special_tokens") or None
     )
-    return {"dialects": dialects, "empty_tools": empty_tools, "special_tokens": special_tokens}
+    from tcr.errors import TcrError
+    from tcr.policies import parse_policy_options
+
+    given = config.getoption("tcr_policy") or config.getini("tcr_policies") or []
+    try:
+        policies = parse_policy_options(given, where="--tcr-policy") or None
+    except TcrError as error:
+        raise pytest.UsageError(str(error)) from None
+    return {
+        "dialects": dialects,
+        "empty_tools": empty_tools,
+        "special_tokens": special_tokens,
+        "policies": policies,
+    }
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """With ``--tcr-corpus``: the claim and the policies as read, one line (as every tcr
+    report starts)."""
+    if not config.getoption("tcr_corpus"):
+        return []
+    from tcr.detector.loader import resolve_detector
+    from tcr.errors import TcrError
+    from tcr.probes import read_spec
+
+    try:
+        spec = resolve_detector(config.getoption("tcr_detector"), **claim_of(config))
+    except TcrError as error:
+        raise pytest.UsageError(str(error)) from None
+    judged, _ = read_spec(spec, timeout=timeout_of(config))
+    return [f"tcr: {judged.claim.judged_line}"]
 
 
 def timeout_of(config: pytest.Config) -> float:

@@ -18,6 +18,8 @@ from tcr import sarif
 from tcr._runtime import junit
 from tcr._runtime.names import safe_data
 from tcr._runtime.report_files import write_sarif_log
+from tcr._verdict import probed
+from tcr.claims import Claim
 from tcr.corpora import ROOT
 from tcr.findings import Grouped, shrunk
 from tcr.oracle import CHECKS, Check
@@ -82,6 +84,7 @@ def render(report: Report, console: Console, *, level: Level = Level.NORMAL) -> 
     """The runs (``Level.NORMAL``: a line of marks per folder; ``VERBOSE``: the table), then
     each distinct finding (signature) once, in full with its reproducer, and where else it
     showed, then one summary line."""
+    console.print(escape(report.claim.judged_line), soft_wrap=True, highlight=False)
     if report.selection is not None and level is not Level.QUIET:
         console.print(escape(report.selection), soft_wrap=True, highlight=False)
     if level is Level.VERBOSE:
@@ -96,7 +99,7 @@ def render(report: Report, console: Console, *, level: Level = Level.NORMAL) -> 
     for finding in report.causes:
         _render_finding(console, finding)
     if level is not Level.QUIET:
-        console.print(f"\njudged against the claim: {escape(str(report.claim))}", highlight=False)
+        console.print()
         for (check, why), count in report.not_judged.items():
             console.print(f"{_plural(count, 'recording')}: {check} not judged ({escape(why)})")
     console.print(summary(report), soft_wrap=True, highlight=False)
@@ -170,6 +173,8 @@ def _render_marks(report: Report, console: Console) -> None:
             _print_marks(console, label, groups[:1], f" ({len(groups)} recordings)")
         else:
             _print_marks(console, label, groups)
+    if report.policy is not None:
+        _print_marks(console, report.policy.path, [[Mark.of(report.policy)]])
     if report.cost is not None:
         note = ""
         if report.cost_measured is not None and report.cost.checks:
@@ -302,6 +307,8 @@ def _heading(finding: Grouped[FindingGroup]) -> str:
     groups = finding.items
     if groups[0].signature.check == Check.COST:
         return f"{groups[0].signature.label}: the probe message, once per run"
+    if probed(groups[0].signature.check, groups[0].signature.kind):
+        return f"{groups[0].signature.label}: the policy probes, once per run"
     recordings = len({o.path for g in groups for o, _ in g.failures})
     strategies = len({o.strategy for g in groups for o, _ in g.failures})
     where = f"{_plural(recordings, 'recording')}, {_plural(strategies, 'strategy')}"
@@ -323,7 +330,7 @@ def _render_failure(console: Console, outcome: Outcome, failure: Failure) -> Non
     if v.excerpt:
         where = v.where
         console.print(f"  at {where}: {escape(v.excerpt)}", highlight=False)
-    if v.check is Check.COST:  # a probe message, not a recording: nothing to shrink
+    if probed(v.check, v.kind):  # a probe message, not a recording: nothing to shrink
         console.print("  reproduce with:")
     else:
         console.print(f"  {_shrink_told(failure)}; reproduce with:")
@@ -352,7 +359,13 @@ def write_junit(report: Report, path: str | Path) -> None:
         junit.Case(e.path, "read", outcome=junit.Outcome.ERROR, message=e.message, kind="input")
         for e in report.errors
     ]
-    junit.write_suite(path, "tcr replay", cases, seconds=report.seconds)
+    junit.write_suite(
+        path,
+        "tcr replay",
+        cases,
+        seconds=report.seconds,
+        properties=[("judged_against", report.claim.judged_line)],
+    )
 
 
 def _junit_case(o: Outcome) -> junit.Case:
@@ -402,8 +415,9 @@ def sarif_results(report: Report) -> list[sarif.Result]:
 
 
 def _location(report: Report, outcome: Outcome) -> str | None:
-    """The recording a result is about; the cost check's row is about none."""
-    return None if outcome is report.cost else outcome.path
+    """The recording a result is about; the cost check's and the policy probes' rows are
+    about none."""
+    return None if outcome is report.cost or outcome is report.policy else outcome.path
 
 
 def _failure_result(outcome: Outcome, failure: Failure, path: str | None) -> sarif.Result:
@@ -450,7 +464,22 @@ def _failure_result(outcome: Outcome, failure: Failure, path: str | None) -> sar
 def to_sarif(report: Report, *, root: Path | None = None) -> dict[str, Any]:
     """The report as a SARIF 2.1.0 log; relative paths are taken from ``root`` (default: cwd)."""
     root = (Path.cwd() if root is None else root).resolve()
-    return sarif.to_sarif(sarif_results(report), root=root, exit_code=report.exit_code)
+    return sarif.to_sarif(
+        sarif_results(report),
+        root=root,
+        exit_code=report.exit_code,
+        properties=judged_properties(report.claim),
+    )
+
+
+def judged_properties(claim: Claim) -> dict[str, Any]:
+    """The claim and the policies as judged, for a SARIF run's properties."""
+    policies = claim.policies
+    return {
+        "judgedAgainst": claim.judged_line,
+        "policies": policies.as_dict(),
+        "pinnedPolicies": sorted(policies.pinned),
+    }
 
 
 def write_sarif(report: Report, path: str | Path) -> None:

@@ -20,6 +20,7 @@ from tcr.errors import TcrError
 from tcr.expectation import Expectation
 from tcr.judge import Judge, checks_of
 from tcr.oracle import RECORDING_CHECKS, TRACE_CHECKS, Check, Verdict
+from tcr.probes import read_spec
 from tcr.rechunk import DEFAULT_STRATEGIES, parse_strategy
 from tcr.shard import check_shard, parse_shard
 from tcr.time_limit import DEFAULT_TIMEOUT, check_timeout
@@ -29,7 +30,8 @@ from .cost import cost_outcome
 from .engine import Plan, load
 from .jobs import Progress, replay_in_processes, split_tasks
 from .lastfailed import LastFailed
-from .model import InputError, Report, display_path
+from .model import InputError, Outcome, Report, display_path
+from .policy import policy_outcome
 
 __all__ = [
     "DEFAULT_TRANSPORT_STRATEGIES",
@@ -65,6 +67,7 @@ def run(
     special_tokens: str | None = None,
     tool_specs: Sequence[Mapping[str, Any]] | str | Path | None = None,
     last_failed: LastFailed | None = None,
+    policies: Mapping[str, str] | None = None,
 ) -> Report:
     """Replay recordings (files or directories; None: the bundled corpora).
 
@@ -79,6 +82,8 @@ def run(
     a calling script as a module (keep its work under ``if __name__ == "__main__":``).
     ``dialects``/``empty_tools``/``special_tokens`` state the detector's claim over the one
     it declares (``tcr.claims``; a factory that takes them gets them); the report names it.
+    ``policies`` (``--policy``): choices pinned (``tcr.policies``); the others are read
+    from probe messages first (``tcr.probes``), and the report's first line says which.
     ``tool_specs``: the OpenAI ``tools`` list given to a factory that takes it, for
     every recording (default: each recording's own, ``Recording.tool_specs``), or a
     JSON file holding it (``--tool-specs FILE``: a list, or ``{"tools": [...]}``).
@@ -89,8 +94,20 @@ def run(
     while replaying goes into the ``Report``.
     """
     chosen = resolve_detector(
-        detector, dialects=dialects, empty_tools=empty_tools, special_tokens=special_tokens
+        detector,
+        dialects=dialects,
+        empty_tools=empty_tools,
+        special_tokens=special_tokens,
+        policies=policies,
     )
+    probes: Outcome | None = None
+    if layer == "content":
+        # the choices first: every recording is judged with them (tcr.probes); the row
+        # is the first shard's, and only when the policy check is asked for
+        chosen, probes, _ = policy_outcome(chosen, timeout)
+        asked = checks is None or Check.POLICY in checks
+        if not asked or (shard is not None and shard[0] != 1):
+            probes = None
     plan = _plan(strategies, runs, seed, chosen, tools, checks, layer, exitfirst, minimize, timeout)
     if isinstance(tool_specs, str | Path):
         plan = replace(
@@ -110,9 +127,10 @@ def run(
     if last_failed is not None:
         files, selection = last_failed.select(files)
     files = select_shard(files, shard)
-    report = Report(claim=plan.detector.claim, selection=selection)
+    report = Report(claim=plan.detector.claim, selection=selection, policy=probes)
     started = time.perf_counter()
-    if not any(c in RECORDING_CHECKS for c in plan.checks):
+    # policy: its probes, and policy/inconsistent told on the recordings too
+    if not any(c in RECORDING_CHECKS or c is Check.POLICY for c in plan.checks):
         files = []  # --check cost alone: no recording needs replaying
     tasks = split_tasks(files, plan, jobs) if jobs > 1 and not exitfirst else []
     if len(tasks) > 1:
@@ -173,17 +191,23 @@ def check_chunks(
     empty_tools: str | None = None,
     special_tokens: str | None = None,
     tool_specs: Sequence[Mapping[str, Any]] | None = None,
+    policies: Mapping[str, str] | None = None,
 ) -> Verdict:
     """Check one chunking against the whole run: what a pinned regression test calls.
 
-    ``dialects``/``empty_tools``/``special_tokens``: the claim to judge against, as ``run``
-    takes them.
+    ``dialects``/``empty_tools``/``special_tokens``/``policies``: the claim to judge
+    against, as ``run`` takes them; the choices not pinned are read from the probes.
     ``tool_specs``: the request's OpenAI ``tools`` list, for a factory that takes it;
     expected values of untyped bodies are then typed by it (``tcr.judge``).
     """
     chosen = resolve_detector(
-        detector, dialects=dialects, empty_tools=empty_tools, special_tokens=special_tokens
+        detector,
+        dialects=dialects,
+        empty_tools=empty_tools,
+        special_tokens=special_tokens,
+        policies=policies,
     )
+    chosen, _ = read_spec(chosen)
     judge = Judge(
         chosen.factory,
         "".join(chunks),

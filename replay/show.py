@@ -29,6 +29,7 @@ from tcr.detector.loader import REFERENCE
 from tcr.errors import DecodeError, FactoryError, TcrError
 from tcr.judge import Judge
 from tcr.oracle import TRACE_CHECKS, Check, Verdict, Violation
+from tcr.probes import read_spec
 from tcr.rechunk import Strategy, parse_strategy
 from tcr.stream import Decoded, Delta, StreamDecoder, decode_bytes
 from tcr.time_limit import check_timeout
@@ -56,11 +57,12 @@ def summarize(
     dialects: Sequence[str] | None = None,
     empty_tools: str | None = None,
     special_tokens: str | None = None,
+    policies: Mapping[str, str] | None = None,
 ) -> ShowSummary:
     """Everything about one recording; see the module docstring.
 
-    ``dialects``/``empty_tools``/``special_tokens``: the claim to judge against, over the
-    detector's own.
+    ``dialects``/``empty_tools``/``special_tokens``/``policies``: the claim to judge
+    against, over the detector's own; the choices not pinned are read from the probes.
     ``tools`` overrides the recording's declared tools (``[]`` declares none);
     ``rechunk`` must name one chunking (``random`` uses run 0 of ``seed``).
     ``timeout``: seconds each run of the message may take (None: no limit).
@@ -68,8 +70,13 @@ def summarize(
     strategy = parse_strategy(rechunk)  # input errors first, before any work
     timeout = check_timeout(timeout)
     chosen = load_detector(
-        detector, dialects=dialects, empty_tools=empty_tools, special_tokens=special_tokens
+        detector,
+        dialects=dialects,
+        empty_tools=empty_tools,
+        special_tokens=special_tokens,
+        policies=policies,
     )
+    chosen, _ = read_spec(chosen, timeout=timeout)
     recording = read_recording(path)
     declared = tools if tools is not None else recording.tools
     decoded, error = _decode(recording)
@@ -112,6 +119,7 @@ def summarize(
             "spec": detector or REFERENCE,
             "tools": declared,
             "claim": chosen.claim.to_map(),
+            "judged_against": chosen.claim.judged_line,
             "not_judged": dict(judge.not_judged),
             **run,
         },

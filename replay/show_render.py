@@ -105,6 +105,8 @@ def render(
     claim = run.get("claim")
     said = "" if claim is None else f"; judged against: {Claim.of(claim)}"
     console.print(Rule(f"Detector events ({run['spec']}{said})", align="left"))
+    if run.get("judged_against"):
+        console.print(str(run["judged_against"]), highlight=False, markup=False)
     console.print(_events_table(run, len(chunks), frames_limit))
     console.print(Rule("Verdict", align="left"))
     console.print(_verdict_text(verdict))

@@ -25,6 +25,8 @@ from tcr.trace import Crash, Placed, Trace, stream_steps
 __all__ = [
     "CARET",
     "CHECKS",
+    "INCONSISTENT",
+    "PROBE_CHECKS",
     "RECORDING_CHECKS",
     "TRACE_CHECKS",
     "Agreement",
@@ -39,6 +41,7 @@ __all__ = [
     "event_dialect",
     "excerpt",
     "first_difference",
+    "probed",
     "same_event",
     "violation",
 ]
@@ -58,6 +61,9 @@ class Check(enum.StrEnum):
     CRASH = "crash"
     # Judged once per detector and run, on a probe message, not per recording (tcr.cost).
     COST = "cost"
+    # Judged once per detector and run, on probe messages: output no policy's choice
+    # explains, or a pinned choice broken (tcr.probes).
+    POLICY = "policy"
     # Not an oracle on events: re-split transport bytes must decode the same (ARCHITECTURE.md §6).
     TRANSPORT = "transport"
 
@@ -76,9 +82,24 @@ class Check(enum.StrEnum):
 CHECKS: tuple[Check, ...] = tuple(c for c in Check if c is not Check.TRANSPORT)
 # warm_cold judges a detector factory, not a trace: see tcr.warm_cold; cost times a
 # detector on a probe message of its own: see tcr.cost.
-TRACE_CHECKS: tuple[Check, ...] = tuple(c for c in CHECKS if c not in (Check.WARM_COLD, Check.COST))
-# What a recording is replayed for: every check but cost, which needs no recording.
-RECORDING_CHECKS: tuple[Check, ...] = tuple(c for c in CHECKS if c is not Check.COST)
+TRACE_CHECKS: tuple[Check, ...] = tuple(
+    c for c in CHECKS if c not in (Check.WARM_COLD, Check.COST, Check.POLICY)
+)
+# What a recording is replayed for: every check but cost and policy, which need none.
+RECORDING_CHECKS: tuple[Check, ...] = tuple(
+    c for c in CHECKS if c not in (Check.COST, Check.POLICY)
+)
+# Judged once per run, on probe messages of their own, not per recording.
+PROBE_CHECKS: tuple[Check, ...] = (Check.COST, Check.POLICY)
+# The one policy finding told on a message, not on a probe (tcr.judge: one choice on the
+# probe, another in the message).
+INCONSISTENT = "inconsistent"
+
+
+def probed(check: str, kind: str) -> bool:
+    """Whether a violation of ``check`` and ``kind`` was found on probe messages (the cost
+    probe, a policy's probes), not on a message: nothing to shrink, save or locate."""
+    return check == Check.COST or (check == Check.POLICY and kind != INCONSISTENT)
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,10 +9,14 @@ A claim is
   claims every one, as the reference does. Reasoning is the ``think`` dialect:
   a detector whose server handles reasoning elsewhere leaves it out. Whether a
   JSON answer at message start may be a call is the ``bare_json`` dialect.
-- ``empty_tools``: what ``tools=[]`` (no tools offered) means, the one choice
-  where correct parsers differ: ``"reject"`` rejects every call (policy 7, the
-  reference's choice), ``"text"`` parses nothing, so all markup is text (what a
-  server does when a request offers no tools).
+- ``empty_tools``: what ``tools=[]`` (no tools offered) means: ``"reject"`` rejects
+  every call (policy 7, the reference's choice), ``"text"`` parses nothing, so all
+  markup is text (what a server does when a request offers no tools), ``"parse"``
+  as if any tool were declared, ``"drop"`` parses and drops every call. It is one of
+  the policies (``tcr.policies``); ``empty_tools`` states it as it always has.
+- ``policies``: the policies it pins (``tcr.policies.Policies``; a map
+  ``{policy id: choice}`` as given): enforced, never read from probes. The others
+  are read from probe messages before judging (``tcr.probes``).
 - ``special_tokens``: whether the dialects' special tokens (``<|call|>``,
   ``[TOOL_CALLS]``, ``Dialect.special_tokens``) reach it whole. ``"split"`` (the
   default): a proxy-side parser reads text that any re-chunking layer may have
@@ -23,11 +27,11 @@ A claim is
 
 Where a claim comes from, first found wins for each part:
 
-1. the command line: ``--dialect ID`` (repeatable), ``--empty-tools`` and
-   ``--special-tokens``;
+1. the command line: ``--dialect ID`` (repeatable), ``--empty-tools``,
+   ``--special-tokens`` and ``--policy ID=CHOICE`` (repeatable);
 2. the detector a factory makes, then the factory itself: an attribute
    ``tcr_claim`` holding a ``Claim``, a list of dialect ids, or a mapping with the
-   keys ``dialects``, ``empty_tools`` and ``special_tokens``;
+   keys ``dialects``, ``empty_tools``, ``special_tokens`` and ``policies``;
 3. otherwise every dialect, with the reference's choices.
 
 A claim that names an unknown dialect, names none, or has a part of the wrong
@@ -42,14 +46,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from tcr.detector.formats import claimed
-from tcr.errors import TcrError
+from tcr.errors import TcrError, did_you_mean
+from tcr.policies import NONE, Policies, policy
 
 __all__ = ["ATTRIBUTE", "EMPTY_TOOLS", "EVERYTHING", "SPECIAL_TOKENS", "Claim", "read_claim"]
 
 ATTRIBUTE = "tcr_claim"  # the attribute a factory or detector declares its claim in
-EMPTY_TOOLS = ("reject", "text")  # the choices for tools=[]
+EMPTY_TOOLS = tuple(c.id for c in policy("empty_tools").choices)  # the choices for tools=[]
 SPECIAL_TOKENS = ("split", "whole")  # whether special tokens may reach it cut in pieces
-_KEYS = ("dialects", "empty_tools", "special_tokens")
+_KEYS = ("dialects", "empty_tools", "special_tokens", "policies")
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +64,7 @@ class Claim:
     dialects: frozenset[str] | None = None  # None: every registered dialect
     empty_tools: str = "reject"
     special_tokens: str = "split"  # "whole": an engine-side parser, it sees token ids
+    policies: Policies = NONE  # pinned and read choices (tcr.policies); empty_tools is one
 
     def __post_init__(self) -> None:
         if self.dialects is not None:
@@ -67,6 +73,15 @@ class Claim:
         if self.empty_tools not in EMPTY_TOOLS:
             raise TcrError(
                 f"claim: empty_tools is {self.empty_tools!r}; known: {', '.join(EMPTY_TOOLS)}"
+            )
+        # ``empty_tools`` and ``policies`` state one choice: the policies' when they hold
+        # it, else a non-reference empty_tools is pinned (as --empty-tools always was).
+        held = dict(self.policies.chosen).get("empty_tools")
+        if held is not None:
+            object.__setattr__(self, "empty_tools", held)
+        elif self.empty_tools != "reject":
+            object.__setattr__(
+                self, "policies", self.policies.pinning({"empty_tools": self.empty_tools})
             )
         if self.special_tokens not in SPECIAL_TOKENS:
             raise TcrError(
@@ -91,7 +106,11 @@ class Claim:
             dialects = value.get("dialects")
             empty_tools = _choice(value, "empty_tools", EMPTY_TOOLS, where)
             special_tokens = _choice(value, "special_tokens", SPECIAL_TOKENS, where)
-            return cls(_ids(dialects, where), empty_tools, special_tokens)
+            pinned = Policies.of(value.get("policies"), where=f"{where}: policies")
+            # A non-reference empty_tools is pinned (__post_init__); "reject" is what every
+            # map said before policies existed (Claim.to_map, the stdio protocol): the
+            # reference's choice, read from the probes like the others.
+            return cls(_ids(dialects, where), empty_tools, special_tokens, pinned)
         return cls(_ids(value, where))
 
     @property
@@ -134,13 +153,39 @@ class Claim:
         dialects: Iterable[str] | None = None,
         empty_tools: str | None = None,
         special_tokens: str | None = None,
+        policies: Mapping[str, str] | None = None,
     ) -> Claim:
-        """This claim with the command line's parts put over it (``None``: keep this one's)."""
+        """This claim with the command line's parts put over it (``None``: keep this one's);
+        ``policies`` (``--policy``) and ``empty_tools`` are pinned."""
+        pinned = self.policies.pinning(policies or {})
+        if empty_tools is not None:
+            if empty_tools not in EMPTY_TOOLS:
+                hint = did_you_mean(empty_tools, EMPTY_TOOLS)
+                known = ", ".join(EMPTY_TOOLS)
+                raise TcrError(f"claim: empty_tools is {empty_tools!r}{hint}; known: {known}")
+            pinned = pinned.pinning({"empty_tools": empty_tools})
         return Claim(
             self.dialects if dialects is None else _ids(list(dialects), "--dialect"),
-            self.empty_tools if empty_tools is None else empty_tools,
+            pinned.choice("empty_tools"),
             self.special_tokens if special_tokens is None else special_tokens,
+            pinned,
         )
+
+    def with_policies(self, policies: Policies) -> Claim:
+        """This claim judged with ``policies`` (pinned and read: ``tcr.probes``)."""
+        return Claim(self.dialects, policies.choice("empty_tools"), self.special_tokens, policies)
+
+    def choice(self, policy_id: str) -> str:
+        """The choice this claim is judged with for ``policy_id`` (``tcr.policies``)."""
+        return self.policies.choice(policy_id)
+
+    @property
+    def judged_line(self) -> str:
+        """The line every report starts with: the claim and the policies as read."""
+        shown = "every dialect" if self.dialects is None else ", ".join(sorted(self.dialects))
+        if self.tokens_whole:
+            shown += " (special tokens whole)"
+        return f"judged against: {shown}; {self.policies.line()}"
 
     def to_map(self) -> dict[str, Any]:
         """The claim as JSON data (the stdio protocol's ``claim``); ``Claim.of`` reads it back.
@@ -151,6 +196,9 @@ class Claim:
         shown: dict[str, Any] = {"dialects": dialects, "empty_tools": self.empty_tools}
         if self.tokens_whole:
             shown["special_tokens"] = self.special_tokens
+        restated = {k: v for k, v in self.policies.restated().items() if k != "empty_tools"}
+        if restated:  # only when there are any, so a harness that predates them sees what it saw
+            shown["policies"] = restated
         return shown
 
     def options(self) -> list[str]:
@@ -162,7 +210,7 @@ class Claim:
             shown += ["--empty-tools", self.empty_tools]
         if self.tokens_whole:
             shown += ["--special-tokens", self.special_tokens]
-        return shown
+        return shown + self.policies.options(skip=("empty_tools",))
 
     def __str__(self) -> str:
         shown = "every dialect" if self.dialects is None else ", ".join(sorted(self.dialects))
@@ -170,6 +218,9 @@ class Claim:
             shown += f"; tools=[] means {self.empty_tools}"
         if self.tokens_whole:
             shown += "; special tokens whole"
+        other = self.policies.options(skip=("empty_tools",))
+        if other:
+            shown += "; " + ", ".join(other[1::2])
         return shown
 
 

@@ -39,6 +39,7 @@ def _register() -> None:
     from tcr.commands.fuzz import fuzz
     from tcr.commands.importer import import_command
     from tcr.commands.matrix import matrix
+    from tcr.commands.policies import policies
     from tcr.commands.record import record
     from tcr.commands.replay import replay
     from tcr.commands.serve import serve
@@ -52,6 +53,7 @@ def _register() -> None:
     main.add_command(fuzz)
     main.add_command(import_command)
     main.add_command(matrix)
+    main.add_command(policies)
     main.add_command(replay)
     main.add_command(serve)
     main.add_command(show)

@@ -30,6 +30,14 @@ reference's choices beyond the claim (policy 12's stripped content, say) are not
 the user's to answer for unless a recording says so. The skips that come from the
 claim are in ``not_judged`` (check -> why), which replay counts once per run.
 
+**Policies** (``tcr.policies``, ARCHITECTURE.md §5.8). The claim carries the choices the
+detector is judged with (pinned, or read from probes by ``tcr.probes``): the reference's
+reading (``tcr.readings``) applies them, so the restated expectation, what ``no_leak``
+forgives, the spans conservation accounts for (``dropped``) and the blocks holdback counts
+(``shown_blocks``) all follow them; ``holdback: closer`` raises the bound. When ``expected``
+fails and the unsplit run shows what another choice of a read policy explains (and conserves
+by it), the finding is ``policy/inconsistent`` instead: one choice on the probe, another here.
+
 **Tool specs** (ARCHITECTURE.md §5.2, "Tool specs"). ``tool_specs``, the request's OpenAI
 ``tools`` list, goes to every detector whose factory takes it (``make_detector``), and
 to the reference that restates an expectation. When the factory takes it, ``expected``
@@ -48,15 +56,31 @@ from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from tcr._verdict import CHECKS, TRACE_CHECKS, Check, Verdict
+from tcr._verdict import CHECKS, INCONSISTENT, TRACE_CHECKS, Check, Verdict
 from tcr.claims import EVERYTHING, Claim
-from tcr.detector.core import StreamDetector
-from tcr.detector.events import Detector, Event, Rejected, Text, ToolCall
-from tcr.detector.formats import HOLDBACK_BOUND, MARKERS, NOTHING, Lexicon, lexicon, prefix_regex
+from tcr.detector.events import Detector, Event, Rejected, Text, ToolCall, merge_text
+from tcr.detector.formats import (
+    BY_ID,
+    HOLDBACK_BOUND,
+    MARKERS,
+    NOTHING,
+    Lexicon,
+    lexicon,
+    prefix_regex,
+)
 from tcr.detector.loader import Factory, accepts_keyword, make_detector
 from tcr.errors import TcrError, did_you_mean
 from tcr.expectation import Expectation, ExpectedCall, expectation_of
-from tcr.oracle import NO_MARKER, Schemas, Violation, arguments_differ, check_trace
+from tcr.oracle import (
+    NO_MARKER,
+    Schemas,
+    Violation,
+    arguments_differ,
+    check_trace,
+    conservation_with,
+)
+from tcr.policies import POLICIES, Policies
+from tcr.readings import Reading, read, reads_alike
 from tcr.signature import AT_END, IN_STRING, SEVERAL_BLOCKS, Signature, requoted, unquoted
 from tcr.signature import key as signature_key
 from tcr.streamed import Reference, streamed_verdict
@@ -72,6 +96,7 @@ __all__ = [
     "Judge",
     "checks_of",
     "expectation_for_claim",
+    "shows_alike",
 ]
 
 # A detector's ``tcr_spans = "text"`` says that only its Text carries input spans, and
@@ -124,19 +149,25 @@ class Judge:
         self.tool_specs: ToolSpecs | None = specs
         # What types the expected values of untyped bodies: the specs the detector gets.
         given = specs is not None and accepts_keyword(factory, "tool_specs")
+        # typed_arguments other than "schema": the text or its JSON reading both agree
+        given = given and claim.choice("typed_arguments") == "schema"
         self.schemas: Schemas | None = parameter_schemas(specs) if given else None
         self.claim = claim  # what the detector is judged against (module docstring)
         self.checks = checks_of(checks)
         self.trace_checks = tuple(c for c in self.checks if c in TRACE_CHECKS)
+        if Check.POLICY in self.checks and Check.EXPECTED not in self.checks:
+            # policy/inconsistent is told on a trace, from expected's failures (``_told``)
+            self.trace_checks += (Check.POLICY,)
         lex = _lexicon(claim, tools)
-        self.bound = lex.holdback_bound if bound is None else bound
+        self.bound = _bound(lex, claim) if bound is None else bound
         self.leak = lex.opener_re  # the opening markers no_leak looks for
         self.not_judged: dict[str, str] = {}  # check -> why the claim leaves it unjudged
         if lex.opener_re is None:
             self.not_judged[Check.NO_LEAK] = NO_MARKER
         self.stored_expectation = Expectation.of(expectation)
         self.expectation = self.stored_expectation
-        if Check.EXPECTED in self.checks:
+        # policy/inconsistent is told from expected's failures (``_switched``)
+        if Check.EXPECTED in self.checks or Check.POLICY in self.checks:
             restated = expectation_for_claim(
                 self.stored_expectation,
                 text,
@@ -155,6 +186,10 @@ class Judge:
         self._whole_detector: Detector | None = None  # the detector that ran ``whole``
         self._text_spans_only = False  # the detector's tcr_spans (read when ``whole`` runs)
         self._reference: list[Event] | None = None
+        self._reading: Reading | None = None
+        self._switch: Violation | None = None
+        self._switch_sought = False  # whether _switched looked already
+        self._switch_drops = False  # the other choice drops input (lossy)
         self._reference_run: Reference | None = None  # the whole run, for streamed verdicts
 
     def detector(self) -> Detector:
@@ -175,15 +210,40 @@ class Judge:
 
     @property
     def reference(self) -> list[Event]:
-        """The events of the reference restricted to the claim, on the unsplit message
-        (made once, when a check asks for them)."""
+        """The events of the reference restricted to the claim, reading with its policies,
+        on the unsplit message (made once, when a check asks for them)."""
         if self._reference is None:
-            claim = self.claim
-            detector = StreamDetector(
-                self.tools, dialects=claim.dialects, empty_tools=claim.empty_tools
-            )
-            self._reference = [*detector.feed(self.text), *detector.finish()]
+            self._reference = list(self.reading.events)
         return self._reference
+
+    @property
+    def reading(self) -> Reading:
+        """The reference's reading of the unsplit message with the claim's policies
+        (``tcr.readings``), made once."""
+        if self._reading is None:
+            claim = self.claim
+            self._reading = read(
+                self.text, self.tools, dialects=claim.dialects, policies=claim.policies
+            )
+        return self._reading
+
+    @property
+    def dropped(self) -> tuple[tuple[int, int], ...]:
+        """The input spans a chosen lossy policy leaves unshown here (none when no chosen
+        policy is lossy: no reading made)."""
+        if not self.claim.policies.lossy():
+            return ()
+        return self.reading.dropped
+
+    @property
+    def shown_blocks(self) -> tuple[tuple[int, int], ...]:
+        """The blocks a chosen policy shows as written here (none when no choice does: no
+        reading made): holdback counts them as blocks."""
+        policies = self.claim.policies
+        verbatim = any(policies.choice(p) == "verbatim" for p in ("malformed", "unterminated"))
+        if not verbatim and policies.choice("opener_newline") != "required":
+            return ()
+        return self.reading.shown_blocks
 
     def _shown_anyway(self) -> dict[str, int]:
         """The claimed markers the restricted reference shows (as text or a rejected
@@ -227,7 +287,7 @@ class Judge:
         the same either way, for a detector that answers the same input the same way.
         """
         self.whole  # noqa: B018  (the reference first: a factory that fails, fails here)
-        if streamed:
+        if streamed and not self.dropped and not self.shown_blocks:
             wanted, on_trace, spans_skipped = self._wanted(checks)
             passed = streamed_verdict(
                 self.detector(),
@@ -258,6 +318,9 @@ class Judge:
             shown_anyway=self._shown_anyway,
             schemas=self.schemas,
             dialects=self.claim.dialects,
+            dropped=self.dropped,
+            blocks=self.shown_blocks,
+            spaces=self.claim.choice("whitespace") != "kept",
         )
         return self._told(verdict, wanted, spans_skipped, trace.chunks)
 
@@ -312,6 +375,9 @@ class Judge:
         other = copy.copy(self)
         other.text = text
         other._whole = other._whole_detector = other._reference = other._reference_run = None
+        other._reading = None
+        other._switch = None
+        other._switch_sought = False
         return other
 
     def _alike(self, other: Judge) -> Judge | None:
@@ -387,6 +453,8 @@ class Judge:
         self.whole  # noqa: B018  (its run reads the detector's tcr_spans)
         wanted = self.checks if checks is None else checks_of(checks)
         on_trace = [c for c in wanted if c in TRACE_CHECKS]
+        if Check.POLICY in wanted and Check.EXPECTED not in on_trace:
+            on_trace.append(Check.EXPECTED)  # what policy/inconsistent is told from
         spans_skipped: dict[str, str] = {}
         if self._text_spans_only and any(not isinstance(e, Text) for e in self.reference):
             spans = (Check.CONSERVATION, Check.HOLDBACK)
@@ -405,10 +473,84 @@ class Judge:
         skipped = {**spans_skipped, **verdict.skipped}
         if Check.EXPECTED in self.not_judged and Check.EXPECTED in skipped:
             skipped = {**skipped, Check.EXPECTED: self.not_judged[Check.EXPECTED]}
-        verdict = Verdict(self._claimed(verdict.violations), verdict.ran, skipped)
+        violations = self._claimed(verdict.violations)
+        told_here = Check.POLICY in wanted or Check.EXPECTED in wanted
+        if told_here and any(v.check is Check.EXPECTED for v in violations):
+            switched = self._switched()
+            if switched is not None:  # one policy's choice here, another on its probe
+                # what the other choice explains: the shown result, and what it drops
+                told = {Check.EXPECTED, Check.CONSERVATION}  # it conserves by that choice
+                if self._switch_drops:
+                    told.add(Check.HOLDBACK)
+                kept = [v for v in violations if v.check not in told]
+                violations = (*kept, switched)
+        ran = verdict.ran
+        if Check.EXPECTED not in wanted:  # run for policy/inconsistent alone
+            violations = tuple(v for v in violations if v.check is not Check.EXPECTED)
+            skipped.pop(Check.EXPECTED, None)
+            ran = tuple(c for c in ran if c is not Check.EXPECTED)
+        verdict = Verdict(violations, ran, skipped)
         if Check.WARM_COLD in wanted:
             verdict = verdict + self.warm_cold(chunks)
         return verdict
+
+    def _switched(self) -> Violation | None:
+        """``policy/inconsistent`` when the unsplit run shows what the reference reads with
+        another, lossy choice of one policy read from the probes (``tcr.probes``): the
+        detector made one choice on the probe and drops input here. (A lossless other
+        choice is left to ``expected``, whose finding names the bug: a parser bug often
+        reads like another choice in one message.) ``None`` otherwise, or when the
+        policies were not read (pinned or default: ``expected`` tells)."""
+        if self._switch_sought:
+            return self._switch
+        self._switch_sought = True
+        policies = self.claim.policies
+        whole = self.whole
+        if not policies.read or whole.crash is not None or self.expectation is None:
+            return None
+        if not whole.has_raw:
+            return None  # no spans to show the loss is exactly the choice's: expected tells
+        shown = expectation_of(merge_text(whole.events))
+        if _agrees(self.expectation, shown, self.schemas):
+            return None  # the unsplit run is right: a chunking's failure is no choice
+        current = expectation_of(self.reading.events)
+        for policy in POLICIES:
+            if policy.id not in _SWITCHABLE or policy.id in policies.pinned:
+                continue
+            made = policies.choice(policy.id)
+            for choice in policy.choices:
+                if choice.id == made or not choice.lossy:
+                    continue  # a lossless other choice is told by expected: it names the bug
+                other = policies.reading({policy.id: choice.id})
+                if reads_alike(other, policies, self.tools):
+                    continue
+                events = read(self.text, self.tools, dialects=self.claim.dialects, policies=other)
+                alternative = expectation_of(events.events)
+                if alternative == current:
+                    continue  # the choice changes nothing here
+                if not _agrees(alternative, shown, self.schemas):
+                    continue
+                if conservation_with(whole, events.dropped):
+                    continue  # it loses more than that choice drops: not the choice
+                if not self._switched_too(other):
+                    continue  # what follows the message changes it: a bug at its end
+                self._switch = _inconsistent(policy.id, made, choice.id, self.text, events)
+                self._switch_drops = bool(events.dropped)
+                return self._switch
+        return None
+
+    def _switched_too(self, other: Policies) -> bool:
+        """Whether the message with one more character after it (``_continued``) is still
+        read by the detector as ``other`` reads it: a choice does not depend on what comes
+        after a message, a bug that loses or holds its end does."""
+        more = self._continued()
+        if more is None:
+            return True
+        run = more.whole
+        if run.crash is not None:
+            return False
+        events = read(more.text, self.tools, dialects=self.claim.dialects, policies=other)
+        return _agrees(expectation_of(events.events), expectation_of(run.events), self.schemas)
 
     def _streamed_reference(self) -> Reference:
         """The whole run as every streamed run compares with it (made once)."""
@@ -468,6 +610,22 @@ class Judge:
         )
 
 
+# The policies a message may show another choice of than its probe did (policy/inconsistent):
+# what a block becomes. Text around calls, held input and values' types are left to the
+# checks themselves: a bug that loses text looks like a choice there too often.
+_SWITCHABLE = ("malformed", "unterminated", "undeclared", "empty_tools", "arguments")
+
+
+def _inconsistent(policy_id: str, made: str, here: str, text: str, reading: Reading) -> Violation:
+    """The ``policy/inconsistent`` finding: ``here`` in this message, ``made`` on the probe."""
+    dialect = next((e.format for e in reading.events if isinstance(e, ToolCall | Rejected)), "")
+    message = (
+        f"policy/inconsistent: {policy_id} {here} in this message, but {made} on its probe "
+        f"(tcr replay --check policy shows the probe)"
+    )
+    return Violation(Check.POLICY, message, 0, 0, text[:80], kind=INCONSISTENT, dialect=dialect)
+
+
 def _one(judge: Judge | None) -> Iterator[Judge]:
     if judge is not None:
         yield judge
@@ -496,6 +654,15 @@ def _continues(text: str) -> bool:
     return found is not None and len(found.group()) > 1
 
 
+def _bound(lex: Lexicon, claim: Claim) -> int:
+    """The holdback bound: the longest opener - 1, or under ``holdback: closer`` the
+    longest opener or closer - 1 (``tcr.policies``)."""
+    if claim.choice("holdback") != "closer":
+        return lex.holdback_bound
+    closers = [c for i in lex.ids for c in BY_ID[i].closes] if lex.ids else []
+    return max([lex.holdback_bound, *(len(c) - 1 for c in closers)])
+
+
 def _lexicon(claim: Claim, tools: Sequence[str] | None) -> Lexicon:
     parsed = claim.parses(tools)
     return NOTHING if parsed is not None and not parsed else lexicon(parsed)
@@ -517,7 +684,10 @@ def expectation_for_claim(
     none when both claims parse the same in a message offering ``tools``. The
     reference gets ``tool_specs``, and its values are compared typed by them.
     """
-    if stored is None or claim.parses(tools) == made_for.parses(tools):
+    if stored is None or (
+        claim.parses(tools) == made_for.parses(tools)
+        and reads_alike(claim.policies, made_for.policies, tools)
+    ):
         return stored
     schemas = parameter_schemas(tool_specs) if tool_specs is not None else None
     restricted = _reference(text, tools, claim, tool_specs)
@@ -535,10 +705,16 @@ def expectation_for_claim(
 def _reference(
     text: str, tools: Sequence[str] | None, claim: Claim, tool_specs: ToolSpecs | None = None
 ) -> Expectation:
-    detector = StreamDetector(
-        tools, dialects=claim.dialects, empty_tools=claim.empty_tools, tool_specs=tool_specs
+    reading = read(
+        text, tools, dialects=claim.dialects, policies=claim.policies, tool_specs=tool_specs
     )
-    return expectation_of([*detector.feed(text), *detector.finish()])
+    return expectation_of(reading.events)
+
+
+def shows_alike(stored: Expectation, shown: Expectation) -> bool:
+    """Whether ``shown`` (a run's) matches every part ``stored`` fixes, values compared
+    as ``expected`` compares them without schemas."""
+    return _agrees(stored, shown)
 
 
 def _agrees(stored: Expectation, shown: Expectation, schemas: Schemas | None = None) -> bool:

@@ -69,6 +69,7 @@ __all__ = [
     "check_warm_cold",
     "chunk_invariance",
     "conservation",
+    "conservation_with",
     "excerpt",
     "expected",
     "holdback",
@@ -85,6 +86,8 @@ _T = TypeVar("_T")
 _LEAK = OPENER_RE
 # Why no_leak is skipped for a claim that parses nothing opening on a distinctive marker.
 NO_MARKER = "nothing the claim parses here opens on a distinctive marker"
+# Why holdback is skipped where a chosen lossy policy drops input (tcr.readings).
+DROPPED = "a chosen lossy policy drops input here, so what is held cannot be told from it"
 
 
 # --- conservation ---------------------------------------------------------------
@@ -99,11 +102,23 @@ def conservation(trace: Trace) -> list[Violation]:
     return _conservation(trace) if trace.has_raw else []
 
 
-def _conservation(trace: Trace) -> list[Violation]:
+def conservation_with(trace: Trace, dropped: Sequence[tuple[int, int]]) -> list[Violation]:
+    """Conservation of a run whose chosen lossy policies leave ``dropped`` (input spans)
+    unshown: the raw emitted is compared with the input without them."""
+    return _conservation(trace, dropped) if trace.has_raw else []
+
+
+def _conservation(trace: Trace, dropped: Sequence[tuple[int, int]] = ()) -> list[Violation]:
+    """``dropped``: input spans a chosen lossy policy leaves unshown (``tcr.readings``):
+    the raw emitted is compared with the input without them, nothing more."""
     text = trace.input
-    emitted = received = 0
+    kept = _Kept(text, dropped) if dropped else None
+    if kept is not None:
+        text = kept.text
+    emitted = received = at = 0
     for step in trace.steps:
-        received = received + len(step.chunk) if step.chunk is not None else len(text)
+        at = at + len(step.chunk) if step.chunk is not None else len(trace.input)
+        received = at if kept is None else kept.before(at)
         for position, event in enumerate(step.events):
             raw = event.raw or ""
             if not text.startswith(raw, emitted, received):
@@ -125,6 +140,23 @@ def _conservation(trace: Trace) -> list[Violation]:
             )
         ]
     return []
+
+
+class _Kept:
+    """The input without the dropped spans, and where an input offset falls in it."""
+
+    def __init__(self, text: str, dropped: Sequence[tuple[int, int]]) -> None:
+        self.spans = sorted(dropped)
+        pieces, at = [], 0
+        for start, end in self.spans:
+            pieces.append(text[at:start])
+            at = max(at, end)
+        pieces.append(text[at:])
+        self.text = "".join(pieces)
+
+    def before(self, offset: int) -> int:
+        gone = sum(max(0, min(end, offset) - start) for start, end in self.spans if start < offset)
+        return offset - gone
 
 
 def _conservation_break(
@@ -348,8 +380,8 @@ class HeldBack:
 
     __slots__ = ("bound", "free_emitted", "free_received", "steady_emitted", "steady_until")
 
-    def __init__(self, whole: Trace, bound: int) -> None:
-        spans = _block_spans(whole)
+    def __init__(self, whole: Trace, bound: int, blocks: Sequence[tuple[int, int]] = ()) -> None:
+        spans = _joined([*_block_spans(whole), *blocks]) if blocks else _block_spans(whole)
         self.bound = bound
         self.free_received, self.free_emitted = _Free(spans), _Free(spans)
         # While input up to steady_until arrives inside one block and nothing more is
@@ -367,8 +399,39 @@ class HeldBack:
         return held if held > self.bound else None
 
 
-def _holdback(trace: Trace, whole: Trace, bound: int) -> list[Violation]:
-    meter = HeldBack(whole, bound)
+def _spaces_before_end(text: str, bound: int) -> int:
+    """The white space run at the end of ``text``, or right before its last ``bound`` or
+    fewer other characters (a marker's possible beginning)."""
+    end = len(text)
+    while end > 0 and len(text) - end < bound and not text[end - 1].isspace():
+        end -= 1
+    head = text[:end]
+    return len(head) - len(head.rstrip())
+
+
+def _joined(spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Spans sorted, overlapping or adjacent ones joined."""
+    out: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
+    return out
+
+
+def _holdback(
+    trace: Trace,
+    whole: Trace,
+    bound: int,
+    blocks: Sequence[tuple[int, int]] = (),
+    spaces: bool = False,
+) -> list[Violation]:
+    """``blocks``: more input spans that are blocks though the whole run shows them as text
+    (a block a chosen policy shows as written: ``tcr.readings``). ``spaces``: white space
+    that may come right before a call is not shown by the detector's choice (``whitespace``
+    trimmed): it may be held, besides the bound, until what follows says."""
+    meter = HeldBack(whole, bound, blocks)
     emitted = received = 0
     for step in trace.steps:
         if step.chunk is None:
@@ -379,6 +442,9 @@ def _holdback(trace: Trace, whole: Trace, bound: int) -> list[Violation]:
         if received - emitted <= bound:  # the common case needs no block lookup
             continue
         held = meter.over(received, emitted)
+        if held is not None and spaces:
+            held -= _spaces_before_end(trace.input[emitted:received], bound)
+            held = held if held > bound else None
         if held is not None:
             message = (
                 f"holds back {held} characters after chunk {step.index} (bound {bound}): "
@@ -665,6 +731,9 @@ def check_trace(
     shown_anyway: Callable[[], Mapping[str, int]] | None = None,
     schemas: Schemas | None = None,
     dialects: frozenset[str] | None = None,
+    dropped: Sequence[tuple[int, int]] = (),
+    blocks: Sequence[tuple[int, int]] = (),
+    spaces: bool = False,
 ) -> Verdict:
     """Run the requested checks on one trace; ``whole`` is the run of the unsplit input.
 
@@ -672,8 +741,11 @@ def check_trace(
     so it is skipped) and ``dialects`` (``None``: every one) are the claim's;
     ``shown_anyway`` counts the markers a correct detector shows too (``_no_leak``);
     ``schemas`` the tool specs the detector was given, which type the expected values of
-    untyped bodies (``expected``). The layer below ``tcr.judge.Judge``, which makes the
-    runs and adds warm equals cold.
+    untyped bodies (``expected``); ``dropped`` the input spans a chosen lossy policy leaves
+    unshown (conservation accounts for them; holdback cannot then tell held from dropped,
+    and is skipped), ``blocks`` the blocks one shows as written (holdback counts them as
+    blocks), ``spaces`` whether white space before a call may be held (``_holdback``).
+    The layer below ``tcr.judge.Judge``, which makes the runs and adds warm equals cold.
     """
     unknown = [c for c in checks if c not in CHECKS]
     if unknown:
@@ -689,9 +761,12 @@ def check_trace(
         if why:
             skipped[check] = why
             continue
+        if check is Check.HOLDBACK and dropped:
+            skipped[check] = DROPPED
+            continue
         ran.append(check)
         if check is Check.CONSERVATION:
-            lost_track = _conservation(trace)
+            lost_track = _conservation(trace, dropped)
             found += lost_track
             if lost_track and Check.HOLDBACK in checks:
                 # Held = received - emitted assumes the raw emitted is a prefix of the input.
@@ -703,7 +778,7 @@ def check_trace(
         elif check is Check.NO_LEAK and leak is not None:
             found += _no_leak(trace, merged, leak, shown_anyway)
         elif check is Check.HOLDBACK and whole is not None:
-            found += _holdback(trace, whole, bound)
+            found += _holdback(trace, whole, bound, blocks, spaces)
         elif check is Check.EXPECTED and expect is not None:
             found += expected(trace, expect, whole=whole, schemas=schemas)
         elif check is Check.CRASH:
@@ -774,6 +849,8 @@ def why_skipped(
         return "needs a detector factory: see check_warm_cold()"
     if check is Check.COST:
         return "times a detector factory on a probe message: see tcr.cost.measure_cost()"
+    if check is Check.POLICY:
+        return "reads a detector factory's choices on probe messages: see tcr.probes"
     if check is Check.EXPECTED:
         return "no expectation" if expectation is None else crashed
     if check is Check.NO_LEAK and leak is None:

@@ -117,6 +117,18 @@ RULES: Final[tuple[Rule, ...]] = (
         "re-scanning the whole buffer or block per chunk (policy 4).",
     ),
     Rule(
+        "policy",
+        "Policy",
+        "The detector makes one of the legitimate choices where correct parsers differ.",
+        "Probe messages (one or two per policy and claimed dialect) are run unsplit, and "
+        "what the detector shows is compared with the reference's reading under each "
+        "choice of the policy (tcr policies lists them). A result means no choice explains "
+        "the output, or a pinned choice (--policy) was broken, or another dialect's probe "
+        "read another choice.",
+        "Make the choice the report's first line names, or pin the one you mean with "
+        "--policy ID=CHOICE and make the detector keep it.",
+    ),
+    Rule(
         "input",
         "InputError",
         "A recording or the detector could not be used.",

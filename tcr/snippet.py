@@ -65,6 +65,10 @@ def regression_test(
         given += f", empty_tools={claim.empty_tools!r}"
     if claim is not None and claim.tokens_whole:
         given += f", special_tokens={claim.special_tokens!r}"
+    restated = {} if claim is None else claim.policies.restated()
+    restated.pop("empty_tools", None)  # stated above
+    if restated:  # pinned and read choices, so the test fails the same way on its own
+        given += f", policies={restated!r}"
     if tool_specs is not None:
         given += f", tool_specs={list(tool_specs)!r}"
     expect = f", expectation={dict(expectation)!r}" if expectation is not None else ""

@@ -21,6 +21,7 @@ from tcr.detector.loader import DetectorSpec, Factory, make_detector, resolve_de
 from tcr.errors import TcrError
 from tcr.judge import Judge
 from tcr.oracle import TRACE_CHECKS, Verdict
+from tcr.probes import read_spec
 from tcr.time_limit import DEFAULT_TIMEOUT, check_timeout
 from tcr.trace import Trace
 
@@ -157,7 +158,7 @@ def open_session(
     limit); longer ends it on a timed-out crash row.
     """
     timeout = check_timeout(timeout)
-    chosen = resolve_detector(detector)
+    chosen, _ = read_spec(resolve_detector(detector))  # judged with its choices (tcr.probes)
     if path is None and chunks is None:
         raise TcrError("nothing to open: give a recording or chunks")
     specs = [rechunk] if isinstance(rechunk, str) else list(rechunk or ())

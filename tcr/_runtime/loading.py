@@ -14,7 +14,7 @@ from __future__ import annotations
 import difflib
 import importlib
 import pkgutil
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from tcr.detector.loader import DetectorSpec
 from tcr.errors import TcrError, did_you_mean
@@ -30,12 +30,17 @@ def load_detector(
     dialects: Sequence[str] | None = None,
     empty_tools: str | None = None,
     special_tokens: str | None = None,
+    policies: Mapping[str, str] | None = None,
 ) -> DetectorSpec:
     """``DetectorSpec.load``; a ``TcrError`` for a module that does not exist ends with
     ``(did you mean 'pkg.module:factory'?)`` when one close to it does."""
     try:
         return DetectorSpec.load(
-            spec, dialects=dialects, empty_tools=empty_tools, special_tokens=special_tokens
+            spec,
+            dialects=dialects,
+            empty_tools=empty_tools,
+            special_tokens=special_tokens,
+            policies=policies,
         )
     except TcrError as error:
         missing = error.__cause__

@@ -20,6 +20,8 @@ from tcr.commands.options import (
     detector_option,
     fail,
     junit_option,
+    pinned,
+    policy_option,
     sarif_option,
     special_tokens_option,
     timeout_option,
@@ -108,6 +110,7 @@ def parse_budget(value: str) -> float:
     "nothing, all text (default: its claim, else reject).",
 )
 @special_tokens_option
+@policy_option
 @click.option(
     "--corpus",
     "corpus",
@@ -145,6 +148,7 @@ def fuzz(
     formats: tuple[str, ...],
     empty_tools: str | None,
     special_tokens: str | None,
+    policies: tuple[str, ...],
     corpus: tuple[Path, ...],
     save: Path,
     junit: Path | None,
@@ -193,6 +197,7 @@ def fuzz(
                 timeout=timeout,
                 exitfirst=exitfirst,
                 max_findings=max_findings,
+                policies=pinned(policies),
             )
     except TcrError as error:
         fail("fuzz", error)

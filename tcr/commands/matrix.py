@@ -46,6 +46,8 @@ from tcr.commands.matrix_cells import (
 from tcr.commands.options import (
     claimed,
     fail,
+    pinned,
+    policy_option,
     seed_option,
     special_tokens_option,
     timeout_option,
@@ -54,6 +56,7 @@ from tcr.detector.loader import DetectorSpec
 from tcr.dialects import DIALECTS
 from tcr.errors import TcrError
 from tcr.findings import Cause
+from tcr.probes import read_spec
 from tcr.signature import Signature
 from tcr.time_limit import DEFAULT_TIMEOUT, check_timeout
 
@@ -138,6 +141,8 @@ def build(
 
     timeout = check_timeout(timeout)
     started = time.perf_counter()
+    # each detector's choices first: its cells are judged with them (tcr.probes)
+    detectors = [read_spec(spec, timeout=timeout)[0] for spec in detectors]
     chosen = _rows(rows)
     read = _dialects_read(paths)
     recordings = {row: sum(row in d for d in read.values()) for row in chosen if row != TEXT}
@@ -151,6 +156,7 @@ def build(
         {},
         budget_s,
         seed,
+        judged=[spec.claim.judged_line for spec in detectors],
     )
     for spec, name in zip(detectors, names, strict=True):
         parsed = spec.claim.dialects
@@ -299,6 +305,7 @@ def _summary(matrix: Matrix) -> str:
     help="The claim of every detector that declares none (repeatable).",
 )
 @special_tokens_option
+@policy_option
 @click.option(
     "--row", "rows", multiple=True, metavar="ID", help="Only these dialects' rows (repeatable)."
 )
@@ -333,6 +340,7 @@ def matrix(
     commands: tuple[str, ...],
     dialects: tuple[str, ...],
     special_tokens: str | None,
+    policies: tuple[str, ...],
     rows: tuple[str, ...],
     budget: str,
     seed: int,
@@ -350,7 +358,9 @@ def matrix(
     try:
         budget_s = parse_budget(budget)
         files = _paths(paths)
-        with _Specs(detectors, commands, claimed(dialects), special_tokens) as specs:
+        with _Specs(
+            detectors, commands, claimed(dialects), special_tokens, pinned(policies)
+        ) as specs:
             status = err.status("matrix", spinner="dots") if err.is_terminal else nullcontext()
             with status as shown:
 
@@ -398,27 +408,34 @@ class _Specs:
         commands: Sequence[str],
         dialects: list[str] | None,
         special_tokens: str | None = None,
+        policies: dict[str, str] | None = None,
     ) -> None:
         self.detectors, self.commands, self.dialects = detectors, commands, dialects
-        self.special_tokens = special_tokens
+        self.special_tokens, self.policies = special_tokens, policies
         self.stack = ExitStack()
 
     def __enter__(self) -> list[DetectorSpec]:
         from tcr.stdio import command_factory
 
         tokens = self.special_tokens
+        pinned = self.policies
         specs = [
-            load_detector(d, dialects=self.dialects, special_tokens=tokens) for d in self.detectors
+            load_detector(d, dialects=self.dialects, special_tokens=tokens, policies=pinned)
+            for d in self.detectors
         ]
         try:
             for command in self.commands:
                 factory = self.stack.enter_context(command_factory(command, timeout=5.0))
                 harness = DetectorSpec(factory, command=command)
-                specs.append(harness.claiming(self.dialects, special_tokens=tokens))
+                specs.append(
+                    harness.claiming(self.dialects, special_tokens=tokens, policies=pinned)
+                )
         except BaseException:
             self.stack.close()
             raise
-        return specs or [load_detector(None, dialects=self.dialects, special_tokens=tokens)]
+        return specs or [
+            load_detector(None, dialects=self.dialects, special_tokens=tokens, policies=pinned)
+        ]
 
     def __exit__(self, *exc: object) -> None:
         self.stack.close()

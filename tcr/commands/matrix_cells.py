@@ -154,6 +154,7 @@ class Matrix:
     budget_s: float
     seed: int
     seconds: float = 0.0
+    judged: list[str] = field(default_factory=list)  # each column's policy line (tcr.probes)
 
     def cell(self, row: str, column: str) -> Cell:
         return self.cells[row, column]
@@ -176,7 +177,13 @@ class Matrix:
         return {
             "rows": self.rows,
             "columns": [
-                {"detector": d, "claim": c} for d, c in zip(self.columns, self.claims, strict=True)
+                {"detector": d, "claim": c, "judged_against": j}
+                for d, c, j in zip(
+                    self.columns,
+                    self.claims,
+                    self.judged or [""] * len(self.columns),
+                    strict=True,
+                )
             ],
             "recordings": self.recordings,
             "budget_s": self.budget_s,

@@ -94,10 +94,14 @@ def page(matrix: Matrix) -> str:
         f", {found}; fuzz budget {matrix.budget_s:g} s per cell, seed {matrix.seed}; made "
         f"{made} in {matrix.seconds:.0f} s."
     )
+    judged = "".join(
+        f'<p class="judged">{html.escape(name)}: {html.escape(line)}</p>'
+        for name, line in zip(matrix.columns, matrix.judged, strict=False)
+    )
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         "<title>tcr matrix</title>"
-        f"<style>{_STYLE}</style></head><body><h1>tcr matrix</h1><p>{said}</p>"
+        f"<style>{_STYLE}</style></head><body><h1>tcr matrix</h1>{judged}<p>{said}</p>"
         f"<table><thead><tr><th>dialect</th><th>recordings</th>{heads}</tr></thead>"
         f"<tbody>{rows}</tbody></table><script>{_SCRIPT}</script></body></html>\n"
     )

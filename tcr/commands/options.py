@@ -13,6 +13,7 @@ import click
 
 from tcr.claims import EMPTY_TOOLS, SPECIAL_TOKENS
 from tcr.errors import EXIT_ERROR, TcrError, did_you_mean
+from tcr.policies import parse_policy_options
 from tcr.stdio import PER_REQUEST, START_UP
 from tcr.time_limit import DEFAULT_TIMEOUT
 
@@ -29,6 +30,8 @@ __all__ = [
     "json_option",
     "junit_option",
     "parse_tools",
+    "pinned",
+    "policy_option",
     "run_interruptible",
     "sarif_option",
     "seed_option",
@@ -121,6 +124,25 @@ def claim_options(fn: F) -> F:
         "dialects' markup must pass through as text. Default: what the detector "
         "declares in tcr_claim, else every dialect.",
     )(fn)
+
+
+def policy_option(fn: F) -> F:
+    """``--policy ID=CHOICE`` (repeatable): a choice pinned, enforced instead of read
+    from the probe messages (``tcr.policies``; ``tcr policies`` lists them)."""
+    return click.option(
+        "--policy",
+        "policies",
+        multiple=True,
+        metavar="ID=CHOICE",
+        help="Pin a policy's choice (see tcr policies), e.g. undeclared=rejected; "
+        "repeatable. A pinned choice is enforced; the others are read from probe "
+        "messages and shown at the top of the report.",
+    )(fn)
+
+
+def pinned(policies: tuple[str, ...]) -> dict[str, str] | None:
+    """``--policy`` values as a map (none: ``None``); a bad one is a ``TcrError``."""
+    return parse_policy_options(policies) or None
 
 
 def claimed(dialects: tuple[str, ...]) -> list[str] | None:

@@ -23,6 +23,8 @@ from tcr.commands.options import (
     json_option,
     junit_option,
     parse_tools,
+    pinned,
+    policy_option,
     sarif_option,
     seed_option,
     timeout_option,
@@ -60,6 +62,7 @@ Examples:
   tcr replay rec.msgpack --detector mypkg.parser:make_detector --tool-specs tools.json
   tcr replay corpora/ --detector mypkg.parser:make_detector --dialect hermes --dialect think
   tcr replay corpora/ --dialect mistral --empty-tools text   # the reference, restricted
+  tcr replay corpora/ --detector mypkg.parser:make_detector --policy undeclared=rejected
   tcr replay corpora/ --detector mypkg.engine:parser --special-tokens whole
   tcr replay rec.msgpack --rechunk splits:12,15 --check no_leak
   tcr replay rec.msgpack --detector mypkg.parser:make_detector --debug
@@ -90,6 +93,7 @@ Examples:
 @tools_option
 @tool_specs_option
 @claim_options
+@policy_option
 @click.option(
     "--check",
     "checks",
@@ -143,6 +147,7 @@ def replay(
     dialects: tuple[str, ...],
     empty_tools: str | None,
     special_tokens: str | None,
+    policies: tuple[str, ...],
     checks: tuple[str, ...],
     layer: str,
     as_json: bool,
@@ -194,6 +199,7 @@ def replay(
                 jobs=jobs,
                 last_failed=LastFailed.read() if last_failed else None,
                 timeout=timeout,  # in-process only: the run drops it for a --detector-cmd
+                policies=pinned(policies),
             )
     except TcrError as error:
         fail("replay", error)
@@ -211,7 +217,8 @@ def replay(
     )
     if not_remembered:
         click.echo(f"tcr replay: {not_remembered}", err=True)
-    replayed = [(o, f) for o, f in report.failures if o is not report.cost]  # a recording's
+    probes = (report.cost, report.policy)
+    replayed = [(o, f) for o, f in report.failures if all(o is not p for p in probes)]
     if debug and replayed and detector_cmd is None:
         _debug(replayed[0], chosen, parse_tools(tools), timeout)
     sys.exit(report.exit_code if written else EXIT_ERROR)

@@ -17,6 +17,8 @@ from tcr.commands.options import (
     json_option,
     junit_option,
     parse_tools,
+    pinned,
+    policy_option,
     sarif_option,
     seed_option,
     timeout_option,
@@ -65,6 +67,7 @@ Examples:
 @timeout_option
 @tools_option
 @claim_options
+@policy_option
 @seed_option
 @click.option(
     "--frames",
@@ -89,6 +92,7 @@ def show(
     dialects: tuple[str, ...],
     empty_tools: str | None,
     special_tokens: str | None,
+    policies: tuple[str, ...],
     seed: int,
     frames_limit: int | None,
     as_json: bool,
@@ -115,6 +119,7 @@ def show(
             dialects=claimed(dialects),
             empty_tools=empty_tools,
             special_tokens=special_tokens,
+            policies=pinned(policies),
         )
     except TcrError as error:
         _fail(ctx, error)

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from typing import ClassVar
 
 from tcr.detector.block import Block
 from tcr.detector.core import StreamDetector
@@ -45,6 +46,9 @@ __all__ = [
 
 class _Broken(StreamDetector):
     bug = ""
+    # The reference's choices this bug breaks where another parser may choose so on purpose
+    # (tcr.policies): pinned in the detector's claim, so the choice is enforced, not read.
+    pins: ClassVar[Mapping[str, str]] = {}
 
 
 class DropsPendingAtFinish(_Broken):
@@ -135,6 +139,9 @@ class HoldsNonCallJson(_Broken):
 
 class UndeclaredClearsBuffer(_Broken):
     bug = "a call to an undeclared tool is dropped instead of shown (PR #2262)"
+    # Dropping is a choice engines make (undeclared=dropped, lossy); the project of PR
+    # #2262 shows such a call, so its detector pins that choice.
+    pins: ClassVar[Mapping[str, str]] = {"undeclared": "rejected"}
 
     def _drop(self, events: list[Event]) -> list[Event]:
         return [e for e in events if getattr(e, "reason", "") != "undeclared"]
@@ -354,13 +361,16 @@ def _factory(cls: type[_Broken], name: str) -> Callable[..., StreamDetector]:
     ) -> StreamDetector:
         # ``dialects`` and ``empty_tools``: so ``--dialect ID`` restricts the bug's reference
         # too, and the broken detector is judged against what it parses (ARCHITECTURE.md §5.2).
-        return cls(
+        detector = cls(
             tools=tools,
             format=format,
             max_block=max_block,
             dialects=dialects,
             empty_tools=empty_tools,
         )
+        if cls.pins:
+            detector.tcr_claim = detector.tcr_claim.with_options(policies=cls.pins)
+        return detector
 
     make.__doc__ = cls.bug
     # Named as the module attribute it is bound to, so pickle (tcr replay --jobs)

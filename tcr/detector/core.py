@@ -25,6 +25,9 @@ from tcr.tool_specs import parameter_schemas, read_tool_specs
 __all__ = ["DEFAULT_MAX_BLOCK", "StreamDetector", "format_for_model"]
 
 DEFAULT_MAX_BLOCK = 1 << 20
+# The tools=[] choices the reference makes itself (tcr.policies); the others are read
+# from its events (tcr.readings), so no choice costs the hot path anything.
+_EMPTY_TOOLS = ("reject", "text")
 
 _NON_SPACE_RE = re.compile(r"\S")
 
@@ -97,8 +100,8 @@ class StreamDetector:
             raise ValueError(f"detector: unknown format {format!r}; known: {', '.join(BY_ID)}")
         if max_block < 1:
             raise ValueError(f"detector: max_block must be at least 1, not {max_block}")
-        if empty_tools not in claims.EMPTY_TOOLS:
-            known = ", ".join(claims.EMPTY_TOOLS)
+        if empty_tools not in _EMPTY_TOOLS:
+            known = ", ".join(_EMPTY_TOOLS)
             raise ValueError(f"detector: empty_tools must be one of {known}, not {empty_tools!r}")
         self.tools: frozenset[str] | None = None if tools is None else frozenset(tools)
         specs = None if tool_specs is None else read_tool_specs(tool_specs, "detector: tool_specs")

@@ -41,6 +41,7 @@ __all__ = [
 ]
 
 Factory = Callable[..., Detector]
+BINDS_EMPTY_TOOLS = ("reject", "text")  # the empty_tools a factory's keyword is given
 REFERENCE = "tcr.detector.core:StreamDetector"
 
 
@@ -63,15 +64,19 @@ class DetectorSpec:
         dialects: Sequence[str] | None = None,
         empty_tools: str | None = None,
         special_tokens: str | None = None,
+        policies: Mapping[str, str] | None = None,
     ) -> DetectorSpec:
         """``--detector``: import the factory (``None``: the reference) and read its claim."""
-        return cls(load_factory(spec), spec).claiming(dialects, empty_tools, special_tokens)
+        return cls(load_factory(spec), spec).claiming(
+            dialects, empty_tools, special_tokens, policies
+        )
 
     def claiming(
         self,
         dialects: Sequence[str] | None = None,
         empty_tools: str | None = None,
         special_tokens: str | None = None,
+        policies: Mapping[str, str] | None = None,
     ) -> DetectorSpec:
         """This detector with its claim read, the options' parts over it (module docstring).
 
@@ -79,11 +84,17 @@ class DetectorSpec:
         its own attribute is read (the failure is the replay's to report). A claim of
         the wrong shape, declared or given, is a ``TcrError``.
         """
-        given = EVERYTHING.with_options(dialects, empty_tools, special_tokens)  # bad: fail first
+        # bad: fail first
+        given = EVERYTHING.with_options(dialects, empty_tools, special_tokens, policies)
+        if empty_tools is None and "empty_tools" in (policies or {}):
+            empty_tools = given.empty_tools  # --policy empty_tools=X is --empty-tools X
         keywords: dict[str, object] = {}
         if dialects is not None and accepts_keyword(self.factory, "dialects"):
             keywords["dialects"] = sorted(given.dialects or ())
-        if empty_tools is not None and accepts_keyword(self.factory, "empty_tools"):
+        # the choices a factory took before policies existed; the others it makes or not,
+        # and the probes read which (tcr.probes)
+        bound = empty_tools in BINDS_EMPTY_TOOLS
+        if bound and accepts_keyword(self.factory, "empty_tools"):
             keywords["empty_tools"] = empty_tools
         if special_tokens is not None and accepts_keyword(self.factory, "special_tokens"):
             keywords["special_tokens"] = special_tokens
@@ -93,7 +104,7 @@ class DetectorSpec:
         except FactoryError:
             holders = (unbound_factory(factory),)
         declared = read_claim(*holders) or EVERYTHING
-        claim = declared.with_options(dialects, empty_tools, special_tokens)
+        claim = declared.with_options(dialects, empty_tools, special_tokens, policies)
         return DetectorSpec(factory, self.spec, self.command, claim)
 
     @property
@@ -116,28 +127,33 @@ def resolve_detector(
     dialects: Sequence[str] | None = None,
     empty_tools: str | None = None,
     special_tokens: str | None = None,
+    policies: Mapping[str, str] | None = None,
 ) -> DetectorSpec:
     """What a library caller passes as ``detector=``, as a ``DetectorSpec`` with its claim.
 
     A string is imported; a factory is named as ``--detector`` would take it, or by
     its ``command`` when it runs one (``tcr.stdio.command_factory``). A spec already
-    resolved keeps its claim unless ``dialects``, ``empty_tools`` or ``special_tokens`` is
-    given.
+    resolved keeps its claim unless ``dialects``, ``empty_tools``, ``special_tokens`` or
+    ``policies`` (``--policy``: pinned choices, ``tcr.policies``) is given.
     """
     if isinstance(detector, DetectorSpec):
-        if dialects is None and empty_tools is None and special_tokens is None:
+        if dialects is None and empty_tools is None and special_tokens is None and not policies:
             return detector
-        return detector.claiming(dialects, empty_tools, special_tokens)
+        return detector.claiming(dialects, empty_tools, special_tokens, policies)
     if detector is None or isinstance(detector, str):
         return DetectorSpec.load(
-            detector, dialects=dialects, empty_tools=empty_tools, special_tokens=special_tokens
+            detector,
+            dialects=dialects,
+            empty_tools=empty_tools,
+            special_tokens=special_tokens,
+            policies=policies,
         )
     command = getattr(detector, "command", None)
     if isinstance(command, str):
         chosen = DetectorSpec(detector, None, command)
     else:
         chosen = DetectorSpec(detector, factory_name(detector))
-    return chosen.claiming(dialects, empty_tools, special_tokens)
+    return chosen.claiming(dialects, empty_tools, special_tokens, policies)
 
 
 def unbound_factory(factory: Callable[..., object]) -> Callable[..., object]:

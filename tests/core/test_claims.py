@@ -73,7 +73,9 @@ def test_the_detector_s_attribute_wins_over_the_factory_s() -> None:
 def test_options_override_parts_and_state_the_claim_again() -> None:
     claim = Claim.of({"dialects": ["hermes"], "empty_tools": "text"})
     assert claim.with_options(["glm45"]) == Claim.of({"dialects": ["glm45"], "empty_tools": "text"})
-    assert claim.with_options(empty_tools="reject") == Claim.of(["hermes"])
+    # given on the command line, reject is pinned (tcr.policies), not read from probes
+    pinned_reject = Claim.of({"dialects": ["hermes"], "policies": {"empty_tools": "reject"}})
+    assert claim.with_options(empty_tools="reject") == pinned_reject
     assert claim.options() == ["--dialect", "hermes", "--empty-tools", "text"]
     assert EVERYTHING.options() == []
     assert str(claim) == "hermes; tools=[] means text"

@@ -363,6 +363,7 @@ def test_check_trace_says_why_it_skipped_checks() -> None:
         "warm_cold": "needs a detector factory: see check_warm_cold()",
         "expected": "no expectation",
         "cost": "times a detector factory on a probe message: see tcr.cost.measure_cost()",
+        "policy": "reads a detector factory's choices on probe messages: see tcr.probes",
     }
 
 

@@ -122,6 +122,16 @@ def test_the_dialect_page_shows_every_dialect_of_the_registry(site: Path) -> Non
         assert f"\n{dialect.id}\n" in page or dialect.id in page, dialect.id
 
 
+def test_the_policy_page_shows_every_choice_of_the_registry(site: Path) -> None:
+    from tcr.policies import POLICIES
+
+    page = _text(site / "explanation" / "policies" / "index.html")
+    for policy in POLICIES:
+        assert policy.question in page, policy.id
+        for choice in policy.choices:
+            assert choice.meaning in page, (policy.id, choice.id)
+
+
 def test_the_api_reference_documents_the_public_functions(site: Path) -> None:
     page = (site / "reference" / "api" / "index.html").read_text("utf-8")
     for name in ("tcr.replay.run", "tcr.replay.check_chunks", "tcr.judge.Judge", "tcr.fuzz.run",

@@ -20,6 +20,7 @@ from tcr.errors import TcrError
 from tcr.expectation import expectation_of
 from tcr.fuzz import Message, Truth, messages, run
 from tcr.fuzz.repertoire import Repertoire
+from tcr.probes import control_probe, probes_for
 
 HERMES = Claim(frozenset({"hermes"}))
 MANY = settings(max_examples=500, deadline=None, suppress_health_check=list(HealthCheck))
@@ -132,11 +133,14 @@ def test_no_tools_meaning_text_is_judged_as_the_detector_chose() -> None:
     )
     assert chose_text.claim == Claim(frozenset({"hermes"}), "text")
     assert chose_text.finding is None, chose_text.finding
-    # a detector that rejects every call when tools=[] does not make that choice
+    # a detector that rejects every call when tools=[] does not make that choice: pinned,
+    # the choice is enforced, and the probe with tools=[] finds it first
     rejects = run(
         detector="claimed_detectors:hermes_only", empty_tools="text", max_examples=2000, save=None
     )
-    assert rejects.finding is not None and rejects.finding.case.tools == ()
+    assert rejects.finding is not None
+    assert rejects.finding.violation.message.startswith("policy/empty_tools: "), rejects.finding
+    assert '"tools": []' in rejects.finding.case.origin
 
 
 def test_the_reference_is_restricted_to_a_claim_given_on_the_command_line() -> None:
@@ -165,14 +169,13 @@ def invoke(*args: str) -> tuple[int, str]:
 def test_fuzz_dialect_hermes_for_ten_seconds_finds_nothing(tmp_path: Path) -> None:
     code, out = invoke("--dialect", "hermes", "--budget", "10s", "--save", str(tmp_path))
     assert code == 0, out
-    assert "claim: hermes (other dialects' markup is text)" in out
-    assert "no violation" in out
+    assert out.startswith("judged against: hermes; ") and "no violation" in out
 
 
 def test_format_is_a_hidden_name_of_dialect(tmp_path: Path) -> None:
     assert "--format" not in invoke("--help")[1]
     code, out = invoke("--format", "hermes", "--max-examples", "20", "--save", str(tmp_path))
-    assert code == 0 and "claim: hermes" in out, out
+    assert code == 0 and out.startswith("judged against: hermes; "), out
 
 
 @pytest.mark.parametrize(
@@ -208,14 +211,15 @@ def test_jobs_judge_against_the_same_claim(tmp_path: Path) -> None:
 def test_writing_one_claimed_dialect_generates_its_blocks_only() -> None:
     # What `tcr matrix` runs per cell: judged against the whole claim, written in one row.
     claim = Claim(frozenset({"hermes", "qwen3_coder"}))
-    seen: list[str] = []
+    fed: list[list[str]] = []  # each detector's chunks
 
     class Recorder(StreamDetector):
         def feed(self, chunk: str) -> list[object]:  # type: ignore[override]
-            seen.append(chunk)
+            fed[-1].append(chunk)
             return super().feed(chunk)  # type: ignore[return-value]
 
     def factory(tools: object = None) -> Recorder:
+        fed.append([])
         return Recorder(tools, dialects=sorted(claim.dialects or ()))
 
     report = run(
@@ -223,6 +227,10 @@ def test_writing_one_claimed_dialect_generates_its_blocks_only() -> None:
         save=None,
     )  # fmt: skip
     assert report.formats == ("qwen3_coder",) and not report.findings
+    # The policy probes are written in every claimed dialect: they are not the search's.
+    probes = {p.text for p in probes_for(claim.dialects)}
+    probes |= {control_probe(d).text for d in sorted(claim.dialects or ())}
+    seen = [chunk for chunks in fed if "".join(chunks) not in probes for chunk in chunks]
     formats = {
         e.format
         for text in seen

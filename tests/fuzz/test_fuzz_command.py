@@ -46,7 +46,8 @@ def test_a_passing_run_is_four_lines_and_names_what_it_left_out_in_its_first() -
     # The bundled policy_13 recording is too long to mutate: said in the header, every run.
     code, out = invoke("--max-examples", "50", "--seed", "0", "--corpus", REGRESSIONS)
     assert code == 0, out
-    lines = out.splitlines()
+    judged, *lines = out.splitlines()
+    assert judged.startswith("judged against: every dialect; "), out  # the policies, first
     assert len(lines) == 4, out  # header, counts, cost, verdict
     assert "(not: " in lines[0] and "policy_13_block_too_long.msgpack" in lines[0]
     assert lines[-1] == "no violation"

@@ -134,7 +134,7 @@ def test_recordings_that_open_on_a_claimed_marker_are_counted_in_one_line() -> N
     assert not names & unreadable
     assert len(seeds) == len(paths) - len(unreadable)
     assert len(skipped) == 1 and skipped[0].startswith(
-        f"{len(unreadable)} recordings with markup the claim (hermes)"
+        f"{len(unreadable)} recordings with markup the claim"
     )
 
 

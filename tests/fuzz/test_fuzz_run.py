@@ -259,7 +259,9 @@ def test_a_timeout_finding_is_not_shrunk(monkeypatch: pytest.MonkeyPatch) -> Non
     (finding,) = report.findings
     assert (finding.signature.check, finding.signature.kind) == ("crash", "timeout")
     assert len(finding.case.text) == finding.original_length
-    assert len(hung) <= 2  # the runs of the case that found it, and no try of a shrink
+    # the policy probe that hung (no further probe is run), the runs of the case that
+    # found it, and no try of a shrink
+    assert len(hung) <= 3
 
 
 def test_fuzz_timeout_must_be_positive() -> None:

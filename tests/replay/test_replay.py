@@ -244,11 +244,14 @@ def test_junit_output_is_one_test_case_per_recording_and_strategy(
     suite = root.find("testsuite")
     assert suite is not None
     cases = suite.findall("testcase")
-    assert len(cases) == 3 * 6 + 1 == int(suite.get("tests", "0"))
+    # and the policy probes one more, once per run (tcr.probes)
+    assert len(cases) == 3 * 6 + 2 == int(suite.get("tests", "0"))
     # the cost check is one case of its own, judged once per run: it passes
     (probe,) = [c for c in cases if c.get("classname") == "(cost probe)"]
     assert probe.get("name") == "fixed:8" and probe.find("failure") is None
-    cases = [c for c in cases if c is not probe]
+    (policies,) = [c for c in cases if c.get("classname") == "(policy probes)"]
+    assert policies.find("failure") is None
+    cases = [c for c in cases if c is not probe and c is not policies]
     assert {c.get("name") for c in cases} == {
         "original", "whole", "char", "random:8", "tokens", "warm-cold"
     }  # fmt: skip

@@ -109,7 +109,7 @@ def test_what_the_claim_leaves_unjudged_is_counted_once(tmp_path: Path) -> None:
 def test_the_command_says_the_claim_once_and_counts_the_unjudged_in_one_line() -> None:
     result = CliRunner().invoke(main, ["replay", "--rechunk", "whole", "--dialect", "bare_json"])
     assert result.exit_code == EXIT_OK, result.output
-    assert result.output.count("judged against the claim: bare_json") == 1
+    assert result.output.count("judged against: bare_json;") == 1
     lines = [line for line in result.output.splitlines() if "not judged" in line]
     unjudged = run(strategies=["whole"], dialects=["bare_json"]).not_judged[
         (Check.NO_LEAK, NO_MARKER)

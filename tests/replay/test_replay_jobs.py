@@ -84,7 +84,7 @@ def same(report: Report) -> dict[str, Any]:
     """The report without its timings."""
     data = report.to_dict()
     del data["seconds"]
-    for outcome in data["outcomes"]:
+    for outcome in [*data["outcomes"], *([data["policy"]] if data["policy"] else [])]:
         del outcome["seconds"]
     if data["cost"] is not None:  # measured on the clock: its ratios are no timings, its times are
         del data["cost"]["seconds"], data["cost"]["measured"]
@@ -162,7 +162,7 @@ def replay_json(*args: str) -> tuple[int, dict[str, Any]]:
     result = CliRunner().invoke(main, ["replay", *args, "--json"])
     data = json.loads(result.output)
     del data["seconds"]
-    for outcome in data["outcomes"]:
+    for outcome in [*data["outcomes"], *([data["policy"]] if data["policy"] else [])]:
         del outcome["seconds"]
     if data.get("cost"):
         del data["cost"]["seconds"]  # the cost probe's time, like the outcomes'

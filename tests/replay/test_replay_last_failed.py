@@ -51,11 +51,18 @@ def test_the_cache_folder_is_ignored_by_git(corpus: Path) -> None:
     assert Path(".tcr/.gitignore").read_text().splitlines()[-1] == "*"
 
 
+def shown(out: str) -> list[str]:
+    """The report's lines after its first, which says what it judged against."""
+    first, *rest = out.splitlines()
+    assert first.startswith("judged against: ")
+    return rest
+
+
 def test_lf_replays_only_what_failed_last_time(corpus: Path) -> None:
     tcr("corpus", *QUICK, "--detector", LEAKS_SPLIT_MARKERS)
     code, out, _ = tcr("corpus", *QUICK, "--lf")
     assert code == EXIT_OK
-    lines = out.splitlines()
+    lines = shown(out)
     assert lines[0] == "replaying the 1 of 2 that failed last time"
     assert lines[1] == "corpus/split.msgpack ."
     assert lines[-1].startswith("1 recording, ")
@@ -65,7 +72,7 @@ def test_lf_replays_everything_when_nothing_failed_last_time(corpus: Path) -> No
     tcr("corpus", *QUICK)
     code, out, _ = tcr("corpus", *QUICK, "--lf")
     assert code == EXIT_OK
-    assert out.splitlines()[0] == "no recording failed last time: replaying all 2"
+    assert shown(out)[0] == "no recording failed last time: replaying all 2"
     assert out.splitlines()[-1].startswith("2 recordings, ")
 
 
@@ -103,7 +110,7 @@ def test_a_corrupt_cache_is_as_good_as_none(corpus: Path) -> None:
     Path(".tcr/lastfailed.json").write_text("{not json")
     code, out, err = tcr("corpus", *QUICK, "--lf")
     assert code == EXIT_OK and err == ""
-    assert out.splitlines()[0] == "no recording failed last time: replaying all 2"
+    assert shown(out)[0] == "no recording failed last time: replaying all 2"
 
 
 def test_json_output_is_unchanged_by_lf(corpus: Path) -> None:

@@ -43,7 +43,9 @@ def corpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def tcr(*args: str) -> tuple[int, list[str]]:
     """The exit code and the lines on stdout (stderr has the progress and the errors)."""
     result = CliRunner().invoke(main, ["replay", *args])
-    return result.exit_code, result.stdout.splitlines()
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("judged against: "), result.stdout  # every report's first line
+    return result.exit_code, lines[1:]
 
 
 def test_a_passing_replay_of_every_bundled_recording_fits_in_a_few_lines() -> None:

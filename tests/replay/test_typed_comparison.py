@@ -70,8 +70,16 @@ def test_check_chunks_types_by_the_specs_it_is_given() -> None:
     assert check_chunks(
         chunks, detector=good, expectation=CITY_3, tool_specs=SPECS, checks=checks
     ).ok
+    # typing by the value's look is a choice engines make (typed_arguments=look): held to
+    # the schema, the guess is a finding
+    schema = {"typed_arguments": "schema"}
     verdict = check_chunks(
-        chunks, detector=bad, expectation=CITY_3, tool_specs=SPECS, checks=checks
+        chunks,
+        detector=bad,
+        expectation=CITY_3,
+        tool_specs=SPECS,
+        checks=checks,
+        policies=schema,
     )
     (violation,) = verdict.violations
     assert "argument 'city' is 3, expected \"3\" (the schema types it string)" in violation.message

@@ -1,0 +1,223 @@
+"""Reading a detector's policies from probe messages, and judging with them (``tcr.probes``,
+``tcr.readings``)."""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+from policy_detectors import CHOOSING, INCONSISTENT, UNEXPLAINED
+
+from tcr.claims import EVERYTHING, Claim
+from tcr.detector.core import StreamDetector
+from tcr.detector.events import Rejected, Text, ToolCall
+from tcr.judge import Judge
+from tcr.oracle import Check
+from tcr.policies import Policies
+from tcr.probes import probes_for, read_policies
+from tcr.readings import read
+
+HERMES = Claim(frozenset({"hermes"}))
+CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+
+
+def test_the_reference_reads_as_its_own_choices() -> None:
+    reading = read_policies(StreamDetector, EVERYTHING)
+    assert reading.violations == ()
+    assert reading.claim.policies.chosen == ()
+    assert reading.claim.policies.read
+
+
+def test_every_claimed_call_dialect_is_probed() -> None:
+    dialects = {p.dialect for p in probes_for(None)}
+    assert {"hermes", "qwen3_coder", "glm45", "mistral", "bare_json"} <= dialects
+    assert {p.dialect for p in probes_for(frozenset({"hermes"}))} == {"hermes"}
+
+
+@pytest.mark.parametrize("name", sorted(CHOOSING))
+def test_a_detector_making_a_legitimate_choice_is_read_as_making_it(name: str) -> None:
+    factory, chosen = CHOOSING[name]
+    reading = read_policies(factory, HERMES)
+    assert reading.violations == ()
+    for policy_id, choice in chosen.items():
+        assert reading.claim.choice(policy_id) == choice
+
+
+@pytest.mark.parametrize("name", sorted(UNEXPLAINED))
+def test_output_no_choice_explains_is_one_finding_named_for_the_policy(name: str) -> None:
+    factory, policy_id = UNEXPLAINED[name]
+    reading = read_policies(factory, HERMES)
+    assert [v.kind for v in reading.violations] == [policy_id]
+    found = reading.violations[0]
+    assert found.check is Check.POLICY
+    assert found.message.startswith(f"policy/{policy_id}: ")
+    assert '"tools": ["probe_undeclared_tool"]' in found.excerpt  # the probe, to reproduce
+
+
+def test_a_pinned_choice_is_enforced_not_read() -> None:
+    factory, _ = CHOOSING["accepts_undeclared"]
+    pinned = HERMES.with_options(policies={"undeclared": "rejected"})
+    reading = read_policies(factory, pinned)
+    assert reading.claim.choice("undeclared") == "rejected"
+    assert [v.kind for v in reading.violations] == ["undeclared"]
+    assert "not the pinned choice rejected" in reading.violations[0].message
+
+
+def test_malformed_dropped_reads_without_the_block_and_accounts_for_it() -> None:
+    text = "before <tool_call>{oops</tool_call> after"
+    reading = read(text, None, policies=Policies.of({"malformed": "dropped"}))
+    assert reading.events == (Text("before "), Text(" after"))
+    start = text.index("<tool_call>")
+    assert reading.dropped == ((start, text.index(" after")),)
+
+
+def test_undeclared_accepted_reads_the_call() -> None:
+    events = read("x " + CALL, ["other"], policies=Policies.of({"undeclared": "accepted"})).events
+    assert [type(e) for e in events] == [Text, ToolCall]
+
+
+def test_empty_tools_drop_drops_every_call() -> None:
+    reading = read("x " + CALL, [], policies=Policies.of({"empty_tools": "drop"}))
+    assert reading.events == (Text("x "),)
+    assert reading.dropped == ((2, 2 + len(CALL)),)
+
+
+def test_unterminated_rejected_shows_a_complete_body_without_its_markers() -> None:
+    text = "x " + CALL.removesuffix("</tool_call>")
+    events = read(text, None, policies=Policies.of({"unterminated": "rejected"})).events
+    assert isinstance(events[-1], Rejected) and events[-1].reason == "unterminated"
+
+
+def test_whitespace_trimmed_leaves_out_the_white_space_next_to_a_call() -> None:
+    text = "Hi \n" + CALL + "\n bye"
+    reading = read(text, None, policies=Policies.of({"whitespace": "trimmed"}))
+    assert [e.text for e in reading.events if isinstance(e, Text)] == ["Hi", "bye"]
+    assert reading.dropped == ((2, 4), (4 + len(CALL), 6 + len(CALL)))
+
+
+def test_arguments_strict_rejects_a_shape_its_dialect_does_not_write() -> None:
+    body = '<tool_call>{"name": "f", "parameters": {}}</tool_call>'
+    strict = read(body, None, policies=Policies.of({"arguments": "strict"})).events
+    assert [type(e) for e in strict] == [Rejected]
+    assert [type(e) for e in read(body, None).events] == [ToolCall]
+
+
+def test_a_judge_holds_a_lossy_detector_to_exactly_what_its_choice_drops() -> None:
+    factory, chosen = CHOOSING["drops_malformed"]
+    claim = HERMES.with_policies(Policies().reading(chosen))
+    text = "before <tool_call>{oops</tool_call> after"
+    expectation = {"text": "before {oops after", "calls": []}  # the reference's reading
+    judge = Judge(factory, text, claim=claim, expectation=expectation)
+    for chunks in ([text], list(text)):
+        verdict = judge.verdict(chunks)
+        assert verdict.ok, verdict.violations
+        assert Check.CONSERVATION in verdict.ran
+
+
+def test_a_detector_that_breaks_a_pinned_lossy_choice_shows_what_it_should_drop() -> None:
+    claim = HERMES.with_options(policies={"malformed": "dropped"})
+    text = "before <tool_call>{oops</tool_call> after"
+    judge = Judge(StreamDetector, text, claim=claim, expectation={"text": "before {oops after"})
+    found = {v.check for v in judge.verdict([text]).violations}
+    assert found == {Check.EXPECTED, Check.CONSERVATION}  # pinned: no other choice explains
+
+
+@pytest.mark.parametrize("name", sorted(INCONSISTENT))
+def test_one_choice_on_the_probe_and_another_in_a_message_is_policy_inconsistent(
+    name: str,
+) -> None:
+    factory = INCONSISTENT[name]
+    reading = read_policies(factory, HERMES)
+    assert reading.violations == ()
+    assert reading.claim.choice("malformed") == "shown"
+    body = "{" + "x" * 150
+    text = f"before <tool_call>{body}</tool_call> after"
+    expectation = {"text": f"before {body} after", "calls": []}
+    judge = Judge(factory, text, claim=reading.claim, expectation=expectation)
+    found = judge.verdict([text]).violations
+    assert [(v.check, v.kind) for v in found] == [(Check.POLICY, "inconsistent")]
+    assert "malformed dropped in this message, but shown on its probe" in found[0].message
+
+
+def test_trailing_text_dropped_shows_only_the_text_before_the_first_call() -> None:
+    text = "Hi " + CALL + " bye"
+    reading = read(text, None, policies=Policies.of({"trailing_text": "dropped"}))
+    assert [type(e) for e in reading.events] == [Text, ToolCall]
+    assert reading.dropped == ((3 + len(CALL), len(text)),)
+
+
+def test_opener_newline_required_reads_a_block_without_it_as_text() -> None:
+    bare = CALL.replace("<tool_call>\n", "<tool_call>")
+    required = Policies.of({"opener_newline": "required"})
+    assert read("x " + bare, None, policies=required).events == (Text("x "), Text(bare))
+    assert [type(e) for e in read("x " + CALL, None, policies=required).events] == [Text, ToolCall]
+
+
+def test_whitespace_leading_drops_only_white_space_alone_before_the_first_call() -> None:
+    leading = Policies.of({"whitespace": "leading"})
+    assert [
+        e.text
+        for e in read("\n" + CALL + "\n ok", None, policies=leading).events
+        if isinstance(e, Text)
+    ] == ["\n ok"]
+    kept = read("Hi\n" + CALL, None, policies=leading).events
+    assert kept[0] == Text("Hi\n")
+
+
+def test_values_typed_by_their_look_are_read_as_that_choice() -> None:
+    from policy_detectors import types_by_look
+
+    reading = read_policies(types_by_look, Claim(frozenset({"glm45"})))
+    assert reading.violations == ()
+    assert reading.claim.choice("typed_arguments") == "look"
+    assert (
+        read_policies(StreamDetector, Claim(frozenset({"glm45"}))).claim.choice("typed_arguments")
+        == "schema"
+    )
+
+
+def test_json_that_is_no_call_inside_a_marker_is_a_malformed_block() -> None:
+    text = '<tool_call>\n{"arguments":{}}\n</tool_call>'
+    assert read(text, None, policies=Policies.of({"malformed": "dropped"})).events == ()
+
+
+def test_holdback_closer_completes_a_call_cut_inside_its_closer_at_the_end() -> None:
+    text = "x " + CALL[:-3]
+    held = read(text, None, policies=Policies.of({"holdback": "closer"})).events
+    assert [type(e) for e in held] == [Text, ToolCall]
+    assert [type(e) for e in read(text, None).events] == [Text, Rejected]
+
+
+@pytest.mark.parametrize(
+    ("module", "dialect", "chosen"),
+    [
+        ("parsers.undeclared", "hermes", {"undeclared": "accepted", "empty_tools": "parse"}),
+        (
+            "parsers.strict",
+            "hermes",
+            {"arguments": "strict", "malformed": "dropped", "unterminated": "dropped"},
+        ),
+        ("parsers.trimming", "hermes", {"whitespace": "trimmed", "holdback": "closer"}),
+        ("parsers.qwen3_coder", "qwen3_coder", {"opener_newline": "required"}),
+    ],
+)
+def test_the_disagreeing_test_parsers_are_read_as_making_their_choices(
+    module: str, dialect: str, chosen: dict[str, str]
+) -> None:
+    import importlib
+
+    factory = importlib.import_module(module).factory
+    reading = read_policies(factory, Claim(frozenset({dialect})))
+    assert reading.violations == ()
+    assert {k: reading.claim.choice(k) for k in chosen} == chosen
+
+
+def test_white_space_a_trimming_detector_holds_before_an_opener_is_not_held_back() -> None:
+    trims, chosen = CHOOSING["trims_whitespace"]
+    factory = functools.partial(trims, dialects=["hermes"])
+    claim = HERMES.with_policies(Policies().reading(chosen))
+    text = " <tool_calls"
+    verdict = Judge(factory, text, claim=claim).verdict([" <tool_call", "s"])
+    assert Check.HOLDBACK in verdict.ran and verdict.ok, verdict.violations
+    kept = Judge(factory, text, claim=HERMES).verdict([" <tool_call", "s"])
+    assert [v.check for v in kept.violations] == [Check.HOLDBACK]
