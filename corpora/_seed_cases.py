@@ -54,8 +54,9 @@ SEED_CASES: tuple[Case, ...] = (
         file="split_marker_llama_server.msgpack",
         bug="split-marker-llama-server",
         note=(
-            "ARCHITECTURE.md §9 and PR #879: llama-server's tokenizer streams <tool_call> in nine pieces "
-            "(<, t, oo, l, _, c, al, l, >), which no single chunk reveals as a marker."
+            "ARCHITECTURE.md §9 and PR #879: llama-server's tokenizer streams <tool_call> "
+            "in nine pieces (<, t, oo, l, _, c, al, l, >), which no single chunk reveals as "
+            "a marker."
         ),
         dialect="hermes",
         via=SMOLLM2,

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,7 +45,6 @@ from tcr.detector.events import Event, Reasoning, Rejected, Text, ToolCall
 from tcr.detector.formats import BY_ID
 from tcr.detector.machine import FSM
 from tcr.policies import DEFAULTS, NONE, Policies
-from tcr.tool_specs import ToolSpecs
 
 __all__ = ["EVENTLESS", "Reading", "lenient_calls", "read", "reads_alike"]
 
@@ -84,7 +83,7 @@ def read(
     *,
     dialects: frozenset[str] | None = None,
     policies: Policies = NONE,
-    tool_specs: ToolSpecs | None = None,
+    tool_specs: Sequence[Mapping[str, Any]] | None = None,
 ) -> Reading:
     """The reference's events on ``text`` with ``policies`` (module docstring)."""
     empty = tools is not None and len(tools) == 0
