@@ -373,7 +373,7 @@ POLICIES: tuple[Policy, ...] = (
             Choice(
                 "lenient",
                 "also 'parameters' or 'arguments' (whichever is not its own), a JSON string "
-                "holding an object, '' or missing as {}, the nested OpenAI {type, function}",
+                "holding an object, '' or missing as {}",
                 (
                     _REFERENCE,
                     _engine(

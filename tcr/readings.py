@@ -9,8 +9,8 @@ transformation, so the reference's hot path knows nothing of them:
 - ``undeclared``: ``accepted`` and ``dropped`` run it with ``tools=None``; ``dropped``
   then removes each call to an undeclared name;
 - ``arguments``: ``lenient`` reads a malformed JSON body's lenient shapes as calls
-  (``parameters``, arguments as a JSON string or ``""`` or missing, the nested OpenAI
-  ``{"type": "function", "function": …}``), named as the two policies above say;
+  (``parameters``, arguments as a JSON string or ``""`` or missing), named as the two
+  policies above say;
 - ``malformed``: ``verbatim`` shows a ``Rejected(malformed)`` block as written,
   ``dropped`` removes it;
 - ``unterminated``: for the block still open at the end, ``rejected`` shows it
@@ -471,8 +471,9 @@ def _closed_by_end(event: ToolCall | Rejected) -> bool:
 def lenient_calls(body: str) -> list[tuple[str, dict[str, Any]]] | None:
     """The calls a lenient JSON reader finds in ``body`` (an object or an array of them),
     or ``None`` when it holds none: ``name`` with ``arguments`` or ``parameters`` as an
-    object, a JSON string holding one, ``""`` or missing (``{}``); or the nested OpenAI
-    ``{"type": "function", "function": {...}}``."""
+    object, a JSON string holding one, ``""`` or missing (``{}``). Not the nested OpenAI
+    ``{"type": "function", "function": {...}}``: the reference reads no call there (no
+    engine does), and the default choice must read as the reference does."""
     try:
         value = json.loads(body)
     except ValueError:
@@ -487,9 +488,6 @@ def lenient_calls(body: str) -> list[tuple[str, dict[str, Any]]] | None:
 def _lenient_call(item: object) -> tuple[str, dict[str, Any]] | None:
     if not isinstance(item, dict):
         return None
-    if item.get("type") == "function" and isinstance(item.get("function"), dict):
-        item = item["function"]
-        assert isinstance(item, dict)
     name = item.get("name")
     if not isinstance(name, str) or not name:
         return None
