@@ -202,12 +202,12 @@ def pytest_collection_modifyitems(
     corpus = config.getoption("tcr_corpus")
     if not corpus:
         return
-    from tcr.corpus import iter_recordings
+    from tcr.corpus import find_recordings
     from tcr.errors import TcrError
     from tcr.replay.report import short_path
 
     try:
-        paths = list(iter_recordings(corpus))
+        paths = find_recordings(corpus)
     except TcrError as error:
         raise pytest.UsageError(str(error)) from None
     strategies = config.getoption("tcr_rechunk") or list(DEFAULT_STRATEGIES)

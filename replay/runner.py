@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from tcr.corpus import iter_recordings
+from tcr.corpus import find_recordings
 from tcr.detector.loader import DetectorSpec, Factory, resolve_detector, unbound_factory
 from tcr.errors import TcrError
 from tcr.expectation import Expectation
@@ -93,6 +93,13 @@ def run(
     check, a detector that cannot be loaded, a missing path); everything found
     while replaying goes into the ``Report``.
     """
+    # the recordings first: a path that holds none fails before the detector runs
+    if paths is None:
+        from tcr.corpora import bundled
+
+        files = bundled()
+    else:
+        files = find_recordings(list(paths))  # none found: one line, exit 2
     chosen = resolve_detector(
         detector,
         dialects=dialects,
@@ -117,12 +124,6 @@ def run(
         plan = replace(plan, tool_specs=read_tool_specs(tool_specs, "tool_specs"))
     if jobs < 1:
         raise TcrError(f"--jobs must be at least 1, not {jobs}")
-    if paths is None:
-        from tcr.corpora import bundled
-
-        files = bundled()
-    else:
-        files = list(iter_recordings(list(paths)))
     selection = None
     if last_failed is not None:
         files, selection = last_failed.select(files)

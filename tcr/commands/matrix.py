@@ -394,9 +394,9 @@ def _paths(given: Sequence[Path]) -> list[Path]:
         from tcr.corpora import bundled
 
         return bundled()
-    from tcr.corpus import iter_recordings
+    from tcr.corpus import find_recordings
 
-    return list(iter_recordings(list(given)))
+    return find_recordings(list(given))
 
 
 class _Specs:

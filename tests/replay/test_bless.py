@@ -124,7 +124,7 @@ def test_bless_dry_run_shows_the_diff_and_writes_nothing(recording: Path) -> Non
     assert recording.read_bytes() == before
 
 
-@pytest.mark.parametrize("command", ["bless", "review"])
+@pytest.mark.parametrize("command", ["bless", "review", "replay", "matrix"])
 def test_a_folder_with_no_recording_is_one_error_not_a_quiet_success(
     tmp_path: Path, command: str
 ) -> None:

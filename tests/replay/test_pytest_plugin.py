@@ -39,6 +39,15 @@ def test_a_recording_of_the_project_is_named_by_its_path_without_suffix(
     result.stdout.fnmatch_lines(["corpus/mine[[]whole[]] PASSED*"])
 
 
+def test_a_corpus_with_no_recording_is_a_usage_error_not_zero_items(
+    pytester: pytest.Pytester,
+) -> None:
+    (pytester.path / "empty").mkdir()
+    result = pytester.runpytest_subprocess("--tcr-corpus", "empty")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*empty: no recording (*.msgpack) found there*"])
+
+
 def test_a_broken_detector_fails_with_the_reproducer(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess(
         "--tcr-corpus", str(SPLIT), "--tcr-rechunk", "original",
