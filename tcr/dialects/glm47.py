@@ -127,7 +127,13 @@ DIALECT = Dialect(
             calls=(_NOW,),
         ),
     ),
-    engines=Engines(vllm=("glm47", "glm45"), sglang=("glm47",), llamacpp=("GLM_4_5",)),
+    # SGLang's ling3 (Ling3Detector) and spark25 (Spark25Detector) read GLM blocks with or
+    # without the newline after NAME, values as written: this dialect's reading.
+    engines=Engines(
+        vllm=("glm47", "glm45"),
+        sglang=("glm47", "ling3", "spark25"),
+        llamacpp=("GLM_4_5",),
+    ),
     special_tokens=glm45.DIALECT.special_tokens,
     owns=_owns,
     schema_typed=True,

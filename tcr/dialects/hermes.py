@@ -104,7 +104,7 @@ DIALECT = Dialect(
     ),
     engines=Engines(
         vllm=("hermes", "qwen3_json"),
-        sglang=("hermes", "qwen25", "qwen"),
+        sglang=("hermes", "qwen25", "qwen", "trinity"),  # TrinityDetector(Qwen25Detector)
         llamacpp=("HERMES_2_PRO",),
     ),
     special_tokens=frozenset({OPEN, CLOSE}),

@@ -120,7 +120,7 @@ DIALECT = Dialect(
     ),
     engines=Engines(
         vllm=("qwen3_coder", "qwen3_xml", "step3p5"),
-        sglang=("qwen3_coder", "step3p5", "nanbeige"),
+        sglang=("qwen3_coder", "step3p5", "nanbeige", "mimo"),  # MiMoDetector(Qwen3CoderDetector)
         llamacpp=("QWEN3_CODER_XML",),
     ),
     special_tokens=frozenset({OPEN, CLOSE}),

@@ -25,7 +25,7 @@ def test_json_lists_every_id_in_registry_order_with_markers_example_and_engine_n
     assert hermes["opens"] == ["<tool_call>"] and hermes["closes"] == ["</tool_call>"]
     assert hermes["special_tokens"] == ["<tool_call>", "</tool_call>"]
     assert hermes["opens_where"] == "anywhere" and hermes["parser_names"][0] == "hermes"
-    assert hermes["engines"]["sglang"] == ["hermes", "qwen25", "qwen"]
+    assert hermes["engines"]["sglang"] == ["hermes", "qwen25", "qwen", "trinity"]
     assert hermes["example"] == BY_ID["hermes"].example.text
     bare_json = listed[[row["id"] for row in listed].index("bare_json")]
     assert bare_json["opens_where"] == "message start"

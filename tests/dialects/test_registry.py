@@ -79,6 +79,10 @@ def test_every_dialect_has_every_part(d: Dialect) -> None:
         ("qwen3_coder", "llamacpp", "QWEN3_CODER_XML"),
         ("gemma4", "llamacpp", "PEG_GEMMA4"),  # common/chat.h
         ("think", "sglang", "deepseek-r1"),  # ReasoningParser.DetectorMap
+        ("qwen3_coder", "sglang", "mimo"),  # MiMoDetector(Qwen3CoderDetector)
+        ("hermes", "sglang", "trinity"),  # TrinityDetector(Qwen25Detector)
+        ("glm47", "sglang", "ling3"),  # Ling3Detector: GLM, the newline after NAME optional
+        ("glm47", "sglang", "spark25"),  # Spark25Detector: NAME up to the first <arg_key>
     ],
 )
 def test_every_engine_s_name_for_its_parser_is_listed(
