@@ -43,3 +43,18 @@ def test_a_claim_of_glm47_alone_reads_its_calls() -> None:
     detector = StreamDetector(dialects=["glm47"])
     events = [*detector.feed(block("get_weather", city="Paris")), *detector.finish()]
     assert calls(events) == [("get_weather", {"city": "Paris"})]
+
+
+@pytest.mark.parametrize("dialect", ["glm45", "glm47"])
+@pytest.mark.parametrize("value", ["\n\n", "\nParis\n", " Paris "])
+def test_a_value_keeps_its_white_space_under_every_chunking(dialect: str, value: str) -> None:
+    """GLM writes a value inline, so white space at its ends is the value's: vLLM's
+    ``_glm47_arg_converter`` (vllm/parser/glm47_moe.py) and SGLang's glm4/glm47
+    ``_parse_argument_pairs`` (no strip since SGLang PR 20543) keep ``<arg_value>\\n\\n``
+    as ``"\\n\\n"``; Qwen3-Coder's one-newline trim is not GLM's."""
+    name = "get_weather\n" if dialect == "glm45" else "get_weather"
+    text = f"<tool_call>{name}<arg_key>city</arg_key><arg_value>{value}</arg_value></tool_call>"
+    for label, chunks in chunkings(text, randoms=10):
+        events = run(chunks)
+        assert calls(events) == [("get_weather", {"city": value})], label
+        assert [e.format for e in events if isinstance(e, ToolCall)] == [dialect], label
