@@ -103,7 +103,7 @@ DIALECT = Dialect(
         ),
     ),
     engines=Engines(
-        vllm=("hermes", "qwen3_json"),
+        vllm=("hermes", "qwen3_json", "ernie45"),  # Ernie45ToolParser.tool_call_regex
         sglang=("hermes", "qwen25", "qwen", "trinity"),  # TrinityDetector(Qwen25Detector)
         llamacpp=("HERMES_2_PRO",),
     ),

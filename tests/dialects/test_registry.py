@@ -81,6 +81,7 @@ def test_every_dialect_has_every_part(d: Dialect) -> None:
         ("think", "sglang", "deepseek-r1"),  # ReasoningParser.DetectorMap
         ("qwen3_coder", "sglang", "mimo"),  # MiMoDetector(Qwen3CoderDetector)
         ("hermes", "sglang", "trinity"),  # TrinityDetector(Qwen25Detector)
+        ("hermes", "vllm", "ernie45"),  # Ernie45ToolParser: <tool_call>{name, arguments}
         ("glm47", "sglang", "ling3"),  # Ling3Detector: GLM, the newline after NAME optional
         ("glm47", "sglang", "spark25"),  # Spark25Detector: NAME up to the first <arg_key>
     ],

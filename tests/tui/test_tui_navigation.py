@@ -147,6 +147,6 @@ def test_find(query: str, start: int, found: tuple[int, int] | None) -> None:
 def test_a_format_breakpoint_shows_its_engines_and_an_example() -> None:
     described = {t.value: t.described for t in nav.targets()}
     assert described["in_block"] == "state in_block"
-    assert described["hermes"].startswith("format hermes (hermes, qwen3_json +4)  '<tool_call>")
+    assert described["hermes"].startswith("format hermes (hermes, qwen3_json +5)  '<tool_call>")
     assert described["tools_tag"].startswith("format tools_tag (HERMES_2_PRO)  '<tools>")
     assert all(len(text) < 120 for text in described.values())  # a line in the picker
