@@ -9,6 +9,7 @@ the file and the byte offset of the object at fault.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -29,6 +30,21 @@ from tcr.corpus._msgpack import EOF, ObjectStream, Tail, where
 __all__ = ["RecordingReader", "iter_recordings", "read_recording"]
 
 
+def _open_regular(path: Path) -> IO[bytes]:
+    """``path`` opened for reading if it is a regular file: opened without blocking, so a
+    FIFO (whose open waits for a writer) or a device is refused in one line, not read
+    forever."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        raise where(path, None, f"cannot open: {exc.strerror or exc}") from exc
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise where(path, None, "not a regular file: a recording is a file written by tcr")
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb")
+
+
 class RecordingReader:
     """Streams one recording. The header is read and checked at once; frames lazily.
 
@@ -44,10 +60,7 @@ class RecordingReader:
         self._frames_end = 0  # offset after the last whole frame
         self._trailer_end: int | None = None
         self._counts = (0, 0)
-        try:
-            self._file: IO[bytes] = open(self.path, "rb")  # noqa: SIM115 - closed by close()
-        except OSError as exc:
-            raise where(self.path, None, f"cannot open: {exc.strerror or exc}") from exc
+        self._file: IO[bytes] = _open_regular(self.path)
         try:
             self.header = self._read_header()
         except BaseException:

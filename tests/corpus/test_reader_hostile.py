@@ -5,6 +5,7 @@ read) gives a clean result or one ``CorpusError`` line."""
 from __future__ import annotations
 
 import itertools
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -272,3 +273,23 @@ def test_a_small_recording_with_any_byte_corrupted_reads_or_is_one_error(
         for value in corruptions(offset, byte, every=every):
             path.write_bytes(data[:offset] + bytes([value]) + data[offset + 1 :])
             clean_or_one_line_error(lambda: read_and_decode(path))
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+@pytest.mark.parametrize("command", ["show", "replay", "tui"])
+def test_a_fifo_or_a_device_named_as_a_recording_is_one_line_not_a_hang(
+    tmp_path: Path, kind: str, command: str
+) -> None:
+    """Opening a FIFO waits for a writer, and /dev/zero never ends: both are refused
+    before they are read (``tcr show`` on a FIFO hung, issue 36)."""
+    path = tmp_path / "x.msgpack"
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to("/dev/zero")
+    done = subprocess.run(
+        [sys.executable, "-m", "tcr.cli", command, str(path)],
+        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and "x.msgpack" in done.stderr, done.stderr
