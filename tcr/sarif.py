@@ -200,13 +200,22 @@ def artifact_location(path: str, root: PurePath) -> dict[str, str]:
     try:
         inside = full.relative_to(root)
     except ValueError:
-        return {"uri": full.as_uri()}
-    # A URI is bytes percent-encoded: a name's undecodable byte is its own %XX.
-    return {"uri": quote(os.fsencode(inside.as_posix())), "uriBaseId": SRCROOT}
+        return {"uri": "file://" + _percent_encoded(full.as_posix())}
+    return {"uri": _percent_encoded(inside.as_posix()), "uriBaseId": SRCROOT}
+
+
+def _percent_encoded(path: str) -> str:
+    """A URI is bytes percent-encoded: a name's undecodable byte is its own %XX; a lone
+    surrogate no byte stands for (no file system gives one) is written as its escape."""
+    try:
+        return quote(os.fsencode(path))
+    except UnicodeEncodeError:
+        return quote(path.encode("utf-8", "backslashreplace"))
 
 
 def fingerprint(identity: Sequence[str]) -> str:
-    return hashlib.sha256("\x1f".join(identity).encode()).hexdigest()[:32]
+    # surrogatepass: a name's lone surrogate is hashed too, never an error
+    return hashlib.sha256("\x1f".join(identity).encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def _rule(rule: Rule) -> dict[str, Any]:
