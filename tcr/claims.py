@@ -196,7 +196,11 @@ class Claim:
         shown: dict[str, Any] = {"dialects": dialects, "empty_tools": self.empty_tools}
         if self.tokens_whole:
             shown["special_tokens"] = self.special_tokens
-        restated = {k: v for k, v in self.policies.restated().items() if k != "empty_tools"}
+        # the top-level "empty_tools": "reject" pins nothing (every claim map said it before
+        # policies existed): a pinned reject is restated with the other policies
+        restated = {
+            k: v for k, v in self.policies.restated().items() if k != "empty_tools" or v == "reject"
+        }
         if restated:  # only when there are any, so a harness that predates them sees what it saw
             shown["policies"] = restated
         return shown
