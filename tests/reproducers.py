@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shlex
 from dataclasses import replace
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -37,10 +38,11 @@ def reproduces(outcome: Outcome, failure: Failure) -> None:
     assert args[:2] == ["tcr", "replay"]
     replayed = CliRunner().invoke(main, [*args[1:], "--json"])
     assert replayed.exit_code in (1, 2), replayed.output
-    found = {f["signature"] for o in json.loads(replayed.stdout)["outcomes"] for f in o["failures"]}
+    found = _signatures(json.loads(replayed.stdout))
     assert str(failure.signature) in found, (failure.reproducer, found)
 
-    _snippet_fails_as(failure.snippet, failure.signature, tuple(failure.chunks))
+    if failure.snippet:  # a policy probe's finding has none: its reproducer is the probe's run
+        _snippet_fails_as(failure.snippet, failure.signature, tuple(failure.chunks))
 
 
 def replays_to_its_signature(found: Finding) -> None:
@@ -51,5 +53,11 @@ def replays_to_its_signature(found: Finding) -> None:
     args = shlex.split(found.replay_command)
     result = CliRunner().invoke(main, [*args[1:], "--json"])
     assert result.exit_code in (1, 2), result.output
-    shown = {f["signature"] for o in json.loads(result.stdout)["outcomes"] for f in o["failures"]}
+    shown = _signatures(json.loads(result.stdout))
     assert str(found.signature) in shown, (found.replay_command, shown)
+
+
+def _signatures(data: dict[str, Any]) -> set[str]:
+    """Every failure's signature in a replay's ``--json``, the policy probes' row too."""
+    rows = [*data["outcomes"], *([data["policy"]] if data.get("policy") else [])]
+    return {f["signature"] for row in rows for f in row["failures"]}

@@ -147,7 +147,7 @@ def test_the_reference_is_restricted_to_a_claim_given_on_the_command_line() -> N
     report = run(dialects=["hermes"], max_examples=200, corpus=[ROOT / "regressions"], save=None)
     assert report.claim == HERMES and report.formats == ("hermes",)
     assert report.finding is None, report.finding
-    unlabelled = [line for line in report.skipped if "the claim (hermes) cannot read" in line]
+    unlabelled = [line for line in report.skipped if "the claim cannot read" in line]
     assert len(unlabelled) == 1 and unlabelled[0].startswith("6 recordings"), report.skipped
 
 
@@ -169,13 +169,13 @@ def invoke(*args: str) -> tuple[int, str]:
 def test_fuzz_dialect_hermes_for_ten_seconds_finds_nothing(tmp_path: Path) -> None:
     code, out = invoke("--dialect", "hermes", "--budget", "10s", "--save", str(tmp_path))
     assert code == 0, out
-    assert out.startswith("judged against: hermes; ") and "no violation" in out
+    assert "judged against: hermes; " in out and "no violation" in out
 
 
 def test_format_is_a_hidden_name_of_dialect(tmp_path: Path) -> None:
     assert "--format" not in invoke("--help")[1]
     code, out = invoke("--format", "hermes", "--max-examples", "20", "--save", str(tmp_path))
-    assert code == 0 and out.startswith("judged against: hermes; "), out
+    assert code == 0 and "judged against: hermes; " in out, out
 
 
 @pytest.mark.parametrize(

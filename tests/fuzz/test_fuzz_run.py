@@ -122,7 +122,8 @@ def test_a_budget_stops_the_search(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.slow
 def test_saved_failure_replays_and_fails_the_same_way(tmp_path: Path) -> None:
-    spec = "tcr.detector.broken:undeclared_clears_buffer"
+    # a bug only a split shows: the policy probes (unsplit, unsaved) find nothing first
+    spec = "tcr.detector.broken:per_chunk_markers"
     report = run(detector=spec, max_examples=5000, seed=0, save=tmp_path, exitfirst=True)
     finding = report.finding
     assert finding is not None and finding.saved is not None
@@ -154,7 +155,7 @@ def test_saved_failure_replays_and_fails_the_same_way(tmp_path: Path) -> None:
 def test_saving_twice_writes_one_file_named_after_the_case(tmp_path: Path) -> None:
     for _ in range(2):
         run(
-            detector=BROKEN["holds_all_text"],
+            detector=BROKEN["per_chunk_markers"],  # the unsplit policy probes pass it
             max_examples=500,
             seed=2,
             save=tmp_path,

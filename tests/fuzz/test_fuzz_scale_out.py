@@ -125,7 +125,7 @@ def test_a_shard_with_no_batch_runs_nothing() -> None:
 @pytest.mark.slow
 @pytest.mark.process
 def test_jobs_find_a_broken_detector_and_save_it_once(tmp_path: Path) -> None:
-    spec = "tcr.detector.broken:undeclared_clears_buffer"
+    spec = "tcr.detector.broken:per_chunk_markers"  # the unsplit policy probes pass it
     report = run(detector=spec, max_examples=100_000, seed=0, save=tmp_path, jobs=2, exitfirst=True)
     finding = report.finding
     assert finding is not None and finding.saved is not None
@@ -223,7 +223,12 @@ def test_the_report_names_the_shard_and_the_jobs(tmp_path: Path) -> None:
     suite = ET.parse(junit).getroot().find("testsuite")
     assert suite is not None
     properties = {p.get("name"): p.get("value") for p in suite.iter("property")}
-    assert properties == {"shard": "1/2", "jobs": "2"}
+    assert properties == {
+        "judged_against": "judged against: every dialect; every choice as the reference's "
+        "(tcr policies)",
+        "shard": "1/2",
+        "jobs": "2",
+    }
     assert all(c.get("classname", "").endswith(" shard 1/2") for c in suite.iter("testcase"))
 
 
