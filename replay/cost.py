@@ -67,16 +67,9 @@ def _limit(timeout: float | None) -> Callable[[], AbstractContextManager[Any]]:
 
 
 def _failure(detector: DetectorSpec, violation: Violation) -> Failure:
-    return Failure(
-        violation=violation,
-        label=SHAPE,
-        splits=(),
-        original_splits=0,
-        chunks=(),
-        reproducer=reproducer(detector, violation.dialect),
-        snippet="",  # a timing is no assertion for a test suite (ARCHITECTURE.md §17)
-        signature=Signature(str(Check.COST), KIND, violation.dialect, SHAPE),
-    )
+    # no snippet: a timing is no assertion for a test suite (ARCHITECTURE.md §17)
+    signature = Signature(str(Check.COST), KIND, violation.dialect, SHAPE)
+    return Failure.of_probe(violation, reproducer(detector, violation.dialect), signature)
 
 
 def reproducer(detector: DetectorSpec, dialect: str = "") -> str:

@@ -30,6 +30,11 @@ class Failure:
     snippet: str  # a pytest test that pins it
     signature: Signature  # what it is: both the reproducer and the snippet show it
 
+    @classmethod
+    def of_probe(cls, violation: Violation, reproducer: str, signature: Signature) -> Failure:
+        """A probe's finding (cost, policy): one unsplit run, nothing shrunk, no snippet."""
+        return cls(violation, signature.shape, (), 0, (), reproducer, "", signature)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "check": self.violation.check,

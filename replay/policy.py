@@ -43,16 +43,8 @@ def policy_outcome(
 
 
 def _failure(detector: DetectorSpec, violation: Violation) -> Failure:
-    return Failure(
-        violation=violation,
-        label=SHAPE,
-        splits=(),
-        original_splits=0,
-        chunks=(),
-        reproducer=reproducer(detector),
-        snippet="",
-        signature=Signature(str(Check.POLICY), violation.kind, violation.dialect, SHAPE),
-    )
+    signature = Signature(str(Check.POLICY), violation.kind, violation.dialect, SHAPE)
+    return Failure.of_probe(violation, reproducer(detector), signature)
 
 
 def reproducer(detector: DetectorSpec) -> str:
