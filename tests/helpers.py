@@ -8,11 +8,17 @@ import random
 import tracemalloc
 from collections.abc import Callable, Iterator, Sequence
 
+import pytest
 from hypothesis import strategies as st
 
 from tcr.detector import Event, Rejected, Text, ToolCall
 from tcr.detector.core import StreamDetector
 from tcr.detector.events import merge_text
+
+
+def slow(*values: object) -> object:
+    """A parameter set in the whole suite only: the fast loop runs its siblings."""
+    return pytest.param(*values, marks=pytest.mark.slow)
 
 
 def run(chunks: Sequence[str], **kwargs: object) -> list[Event]:

@@ -13,6 +13,7 @@ from pathlib import Path
 import msgpack  # type: ignore[import-untyped]
 import pytest
 from corpus.fuzzing import clean_or_one_line_error, fuzz_scale, fuzz_settings
+from helpers import slow
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis_profiles import examples
@@ -91,7 +92,8 @@ def test_the_writer_refuses_what_the_reader_would_refuse(tmp_path: Path) -> None
         write_recording(tmp_path / "w.msgpack", header, [(0, b"x")])
 
 
-@pytest.mark.parametrize("command", ["show", "replay", "bless"])
+# A process each: the fast loop runs show's, the whole suite every command's.
+@pytest.mark.parametrize("command", ["show", slow("replay"), slow("bless")])
 @pytest.mark.parametrize("data", [DEEP_META, MIXED_TRAILER_KEYS], ids=["deep-meta", "mixed-keys"])
 def test_commands_say_one_line_and_exit_2(tmp_path: Path, command: str, data: bytes) -> None:
     (tmp_path / "bad.msgpack").write_bytes(data)
@@ -142,6 +144,7 @@ def cut_points(data: bytes, most: int) -> list[int]:
     return sorted(c for c in cuts if 0 <= c <= len(data))
 
 
+@pytest.mark.slow  # 190 files: the fast loop has the random truncations below
 @pytest.mark.parametrize("source", BUNDLED, ids=lambda path: path.name)
 def test_truncations_of_each_bundled_recording(tmp_path: Path, source: Path) -> None:
     data = source.read_bytes()
@@ -276,7 +279,7 @@ def test_a_small_recording_with_any_byte_corrupted_reads_or_is_one_error(
 
 
 @pytest.mark.parametrize("kind", ["fifo", "device"])
-@pytest.mark.parametrize("command", ["show", "replay", "tui"])
+@pytest.mark.parametrize("command", ["show", slow("replay"), slow("tui")])  # as above
 def test_a_fifo_or_a_device_named_as_a_recording_is_one_line_not_a_hang(
     tmp_path: Path, kind: str, command: str
 ) -> None:

@@ -197,6 +197,7 @@ def _alive(kind: type | tuple[type, ...]) -> int:
     return sum(isinstance(o, kind) for o in gc.get_objects())
 
 
+@pytest.mark.slow  # gc.get_objects() scans the heap of a process holding the suite
 @pytest.mark.parametrize("spec", ["original-content", "char", "random", "fixed:7"])
 def test_a_client_holds_no_decoded_delta_of_the_recording(tmp_path: Path, spec: str) -> None:
     # tcr serve: per client, memory must not grow with the recording (issue 14); the

@@ -177,7 +177,8 @@ pytest_plugins = ["pytester"]
 
 
 def test_the_pytest_plugin_header_says_the_policy_line(pytester: pytest.Pytester) -> None:
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest(
+        "-p", "no:textual-snapshot",  # in process: its one temporary folder would be deleted
         "--tcr-corpus", str(HERMES_CASES[0]), "--tcr-rechunk", "whole", "--tcr-dialect", "hermes",
         "--tcr-policy", "undeclared=rejected",
     )  # fmt: skip
@@ -187,8 +188,8 @@ def test_the_pytest_plugin_header_says_the_policy_line(pytester: pytest.Pytester
 def test_an_unknown_policy_in_the_pytest_plugin_is_a_usage_error(
     pytester: pytest.Pytester,
 ) -> None:
-    result = pytester.runpytest_subprocess(
-        "--tcr-corpus", str(HERMES_CASES[0]), "--tcr-policy", "nope=x"
+    result = pytester.runpytest(
+        "-p", "no:textual-snapshot", "--tcr-corpus", str(HERMES_CASES[0]), "--tcr-policy", "nope=x"
     )
     result.stderr.fnmatch_lines(["*unknown policy 'nope'*"])
 

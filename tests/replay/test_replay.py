@@ -349,16 +349,6 @@ def test_every_printed_snippet_fails_as_a_pinned_regression_test() -> None:
             test()  # type: ignore[operator]
 
 
-def test_no_path_replays_every_bundled_recording() -> None:
-    from tcr.corpora import bundled
-
-    code, out = invoke("--rechunk", "original", "--rechunk", "whole", "--rechunk", "boundary")
-    assert code == EXIT_OK, out
-    count = len(bundled())
-    assert count >= 40
-    assert f"{count} recordings" in out
-
-
 def test_shards_together_replay_every_recording_exactly_once() -> None:
     from tcr.corpora import bundled
 

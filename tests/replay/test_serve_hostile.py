@@ -74,6 +74,7 @@ def taken(played: Playing) -> int:
     return sum(len(write.data) for write in played.writes)
 
 
+@pytest.mark.slow  # traced: every allocation of a char-level answer of 5,000 events
 @pytest.mark.parametrize("stream", [True, False], ids=["streamed", "not-streamed"])
 def test_an_answer_holds_no_delta_per_event_of_the_recording(
     many_events: Recording, stream: bool
