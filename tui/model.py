@@ -158,7 +158,8 @@ def open_session(
     limit); longer ends it on a timed-out crash row.
     """
     timeout = check_timeout(timeout)
-    chosen, _ = read_spec(resolve_detector(detector))  # judged with its choices (tcr.probes)
+    # judged with its choices (tcr.probes), read under the same limit: a hang stops the probes
+    chosen, _ = read_spec(resolve_detector(detector), timeout=timeout)
     if path is None and chunks is None:
         raise TcrError("nothing to open: give a recording or chunks")
     specs = [rechunk] if isinstance(rechunk, str) else list(rechunk or ())

@@ -29,7 +29,9 @@ def test_the_parser_claims_hermes_and_no_parsing_without_tools() -> None:
 
 @pytest.mark.slow
 def test_replay_of_every_bundled_recording_finds_nothing() -> None:
-    report = replay(bundled(), detector=SPEC)
+    # 3 random and token chunkings a recording, not 20: whole, per character and the recorded
+    # chunking are where a reading differs; the fuzz search below tries thousands more
+    report = replay(bundled(), detector=SPEC, runs=3)
     assert [str(g.signature) for g in report.findings] == []
     assert (report.exit_code, report.errors) == (0, [])
 
