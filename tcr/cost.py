@@ -54,7 +54,7 @@ import math
 import shlex
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tcr._verdict import Check, Verdict, Violation
@@ -472,6 +472,6 @@ def reproducer(detector: Sequence[str], claim: Claim, dialect: str = "") -> str:
     """The command that measures again: ``tcr replay --check cost`` with the options that
     choose ``detector`` (without its claim) and the claim, narrowed to ``dialect`` for a
     dialect's finding (its probe alone, a shorter run showing the same signature)."""
-    if dialect:
-        claim = Claim(frozenset({dialect}), claim.empty_tools)
+    if dialect:  # the rest of the claim stays: special tokens whole, pinned choices
+        claim = replace(claim, dialects=frozenset({dialect}))
     return shlex.join(["tcr", "replay", "--check", str(Check.COST), *detector, *claim.options()])

@@ -385,3 +385,12 @@ def test_growth_of_the_parts_together_names_no_dialect_when_several_are_claimed(
         settings=SETTINGS,
     )
     assert [str(key(v)) for v in cost.violations] == ["cost/superlinear"]
+
+
+def test_a_dialect_s_reproducer_restates_the_rest_of_the_claim() -> None:
+    # it dropped --special-tokens whole, so the command judged another claim (issue 33)
+    claim = Claim(frozenset({"hermes", "qwen3_coder"}), "text", "whole")
+    assert tcr.cost.reproducer(["--detector", "m:f"], claim, "hermes") == (
+        "tcr replay --check cost --detector m:f --dialect hermes --empty-tools text"
+        " --special-tokens whole"
+    )
