@@ -171,8 +171,8 @@ def build(
         # The recordings that hold a row's dialect (every one when the text row is shown).
         replayed = [p for p in paths if TEXT in chosen or read[p] & set(chosen)]
         # none to replay (no recording holds a chosen row's dialect): fuzz alone fills the cells
-        report = replay(replayed, detector=spec, timeout=timeout) if replayed else None
-        for finding in report.causes if report is not None else ():
+        causes = replay(replayed, detector=spec, timeout=timeout).causes if replayed else []
+        for finding in causes:
             sightings = [
                 Sighting(group.signature, "replay", len(group.failures), group.first[1].reproducer)
                 for group in finding.items
