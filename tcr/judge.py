@@ -80,7 +80,7 @@ from tcr.oracle import (
     conservation_with,
 )
 from tcr.policies import POLICIES, Policies
-from tcr.readings import Reading, read, reads_alike
+from tcr.readings import Reading, newline_openers, read, reads_alike
 from tcr.signature import AT_END, IN_STRING, SEVERAL_BLOCKS, Signature, requoted, unquoted
 from tcr.signature import key as signature_key
 from tcr.streamed import Reference, streamed_verdict
@@ -656,11 +656,14 @@ def _continues(text: str) -> bool:
 
 def _bound(lex: Lexicon, claim: Claim) -> int:
     """The holdback bound: the longest opener - 1, or under ``holdback: closer`` the
-    longest opener or closer - 1 (``tcr.policies``)."""
-    if claim.choice("holdback") != "closer":
-        return lex.holdback_bound
-    closers = [c for i in lex.ids for c in BY_ID[i].closes] if lex.ids else []
-    return max([lex.holdback_bound, *(len(c) - 1 for c in closers)])
+    longest opener or closer - 1 (``tcr.policies``); under ``opener_newline: required``
+    an opener's newline is part of it."""
+    bounds = [lex.holdback_bound]
+    if lex.ids and claim.choice("holdback") == "closer":
+        bounds += [len(c) - 1 for i in lex.ids for c in BY_ID[i].closes]
+    if lex.ids and claim.choice("opener_newline") == "required":
+        bounds += [len(o) for o in newline_openers(lex.ids)]
+    return max(bounds)
 
 
 def _lexicon(claim: Claim, tools: Sequence[str] | None) -> Lexicon:

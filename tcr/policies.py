@@ -90,6 +90,7 @@ class _Source(enum.StrEnum):
 
     VLLM_HERMES = "vllm/tool_parsers/hermes_tool_parser.py"
     VLLM_INTERNLM = "vllm/tool_parsers/internlm2_tool_parser.py"
+    VLLM_QWEN3_CODER = "vllm/tool_parsers/qwen3coder_tool_parser.py"
     VLLM_LLAMA = "vllm/parser/llama_json.py"
     VLLM_ENGINE = "vllm/parser/engine/parser_engine.py"
     VLLM_ENGINE_LEXER = "vllm/parser/engine/incremental_lexer.py"
@@ -245,6 +246,42 @@ POLICIES: tuple[Policy, ...] = (
             ),
         ),
         default="completed",
+    ),
+    Policy(
+        "cut_closer",
+        "A message that ends inside a block's closer ('</tool_'), in the dialects whose "
+        "engines read the calls before it (Qwen3-Coder, MiniMax-M2): are they calls?",
+        (
+            Choice(
+                "read",
+                "the calls written before the cut closer are calls",
+                (
+                    _REFERENCE,
+                    _engine(
+                        "vLLM qwen3_coder",
+                        _Source.VLLM_QWEN3_CODER,
+                        "tool_call_regex '<tool_call>(.*?)</tool_call>|<tool_call>(.*?)$'",
+                    ),
+                    _engine(
+                        "SGLang qwen3_coder",
+                        _Source.SGLANG_QWEN3_CODER,
+                        "a call is complete at </function>, before the block's closer",
+                    ),
+                ),
+            ),
+            Choice(
+                "unterminated",
+                "the block is unterminated, as any other: its body, cut closer and all, is "
+                "no call (the unterminated choice says how it is shown)",
+                (
+                    Engine(
+                        "tcr reference",
+                        "tcr/dialects/hermes.py: the Hermes block cut inside its closer",
+                    ),
+                ),
+            ),
+        ),
+        default="read",
     ),
     Policy(
         "undeclared",
@@ -403,6 +440,38 @@ POLICIES: tuple[Policy, ...] = (
             ),
         ),
         default="lenient",
+    ),
+    Policy(
+        "long_block",
+        "A block longer than 1 MiB (the reference's bound): is it given up or read whole?",
+        (
+            Choice(
+                "released",
+                "past 1 MiB it is rejected (too_long) and what follows is text (policy 13)",
+                (_REFERENCE,),
+                aliases=("bounded",),
+                shown="long blocks released at 1 MiB",
+            ),
+            Choice(
+                "held",
+                "buffered to its end whatever its length, then read as any block",
+                (
+                    _engine(
+                        "SGLang base",
+                        _Source.SGLANG_BASE,
+                        "parse_streaming_increment: self._buffer += new_text, unbounded",
+                    ),
+                    _engine(
+                        "vLLM hermes",
+                        _Source.VLLM_HERMES,
+                        "extract_tool_calls_streaming reads current_text, the whole output",
+                    ),
+                ),
+                aliases=("unbounded",),
+                shown="long blocks held",
+            ),
+        ),
+        default="released",
     ),
     Policy(
         "holdback",

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field, replace
 
 from tcr._verdict import Check, Violation
 from tcr.claims import Claim
+from tcr.detector.core import DEFAULT_MAX_BLOCK
 from tcr.detector.events import Event, Rejected, Text, ToolCall, merge_text
 from tcr.detector.loader import DetectorSpec, Factory, make_detector
 from tcr.dialects import BY_ID as BY_DIALECT
@@ -309,6 +310,12 @@ def probes_for(dialects: frozenset[str] | None) -> tuple[Probe, ...]:
             if kind not in kept and _tells_apart(probe, dialects):
                 found.append(probe)
                 kept.add(kind)
+    # 1 MiB: read in one dialect, Hermes if claimed (the most common), else the first it fits
+    claimed = [d for d in DIALECTS if any(p.dialect == d.id for p in found)]
+    for dialect in sorted(claimed, key=lambda d: d.id != "hermes"):
+        long = [p for p in _long_probes(dialect) if _tells_apart(p, dialects)]
+        if long:
+            return (*found, *long)
     return tuple(found)
 
 
@@ -333,6 +340,8 @@ def _candidates(d: Dialect) -> list[Probe]:
         out.append(Probe("unterminated", d.id, (before + block[: -len(closer)],)))
         if len(closer) > 3:  # the message ends inside its closer: held, then dropped?
             out.append(Probe("holdback", d.id, (before + block[:-3],)))
+            if d.reads_cut_closer:  # or, where the reference reads calls there: are they?
+                out.append(Probe("cut_closer", d.id, (before + block[:-3],)))
     if d.schema_typed:
         out += _typed_probes(d, before)
     if d.closing is Closing.MARKER and opener is not None and closer is not None:
@@ -383,6 +392,20 @@ def _typed_probes(d: Dialect, before: str) -> list[Probe]:
     return probes
 
 
+def _long_probes(d: Dialect) -> list[Probe]:
+    """The dialect's example with its first string value padded past the reference's
+    bound on a block (``long_block``): released, it is text; held, a call. One dialect's
+    probe reads it for the run, since it is the probes' only long message."""
+    value = next(
+        (v for c in d.example.calls for v in c.arguments.values() if isinstance(v, str)), None
+    )
+    block = d.example.block
+    if not value or value not in block or d.closed_by_end:
+        return []
+    padded = block.replace(value, value + " ." * (DEFAULT_MAX_BLOCK // 2), 1)
+    return [Probe("long_block", d.id, ((_BEFORE if d.anywhere else "") + padded + _AFTER,))]
+
+
 def _lenient_shapes(body: str) -> list[str]:
     """A JSON call body rewritten in the lenient shapes (``arguments: lenient``)."""
     stripped = body.strip()
@@ -427,6 +450,8 @@ def _reads_block(events: Sequence[Event], policy_id: str) -> bool:
         return any(isinstance(e, Rejected) and e.reason == "malformed" for e in events)
     if policy_id == "arguments":
         return any(isinstance(e, ToolCall | Rejected) for e in events)
+    if policy_id == "long_block":
+        return any(isinstance(e, Rejected) and e.reason == "too_long" for e in events)
     if policy_id == "holdback":  # a block left open at the end, rejected
         return any(isinstance(e, Rejected) for e in events)
     if policy_id in ("undeclared", "empty_tools"):
@@ -444,6 +469,8 @@ _ORDER = (
     "arguments",
     "malformed",
     "unterminated",
+    "cut_closer",
+    "long_block",
     "opener_newline",
     "typed_arguments",
     "holdback",

@@ -15,12 +15,15 @@ transformation, so the reference's hot path knows nothing of them:
   ``dropped`` removes it;
 - ``unterminated``: for the block still open at the end, ``rejected`` shows it
   without its markers, ``verbatim`` as written, ``dropped`` not at all;
+- ``cut_closer``: ``unterminated`` reads a block cut inside its closer, whose calls the
+  reference reads (Qwen3-Coder, MiniMax-M2), as any unterminated block whose body is no call;
 - ``trailing_text``: ``dropped`` shows only the text before the first call;
 - ``opener_newline``: ``required`` shows as text a block whose opener is not followed by
   the newline its dialect writes there;
 - ``typed_arguments``: ``look`` types a name/value body's values by what they look like
   (JSON, else text), ``strings`` keeps them all text (``schema``: the reference's, by the
   tool's schema);
+- ``long_block``: ``held`` runs it without its bound on a block's length (policy 13);
 - ``holdback``: ``closer`` completes a block left open at the end when it parses without
   the beginning of its closer that ends it (held, then dropped by the parser);
 - ``whitespace``: ``trimmed`` removes the white space between text and a call,
@@ -40,13 +43,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from tcr.detector.bodies import BodyError, ParsedCall, parse_body, strip_markers
-from tcr.detector.core import StreamDetector
+from tcr.detector.core import DEFAULT_MAX_BLOCK, StreamDetector
 from tcr.detector.events import Event, Reasoning, Rejected, Text, ToolCall
 from tcr.detector.formats import BY_ID
 from tcr.detector.machine import FSM
 from tcr.policies import DEFAULTS, NONE, Policies
 
-__all__ = ["EVENTLESS", "Reading", "lenient_calls", "read", "reads_alike"]
+__all__ = ["EVENTLESS", "Reading", "lenient_calls", "newline_openers", "read", "reads_alike"]
 
 # Policies the judge applies besides the reading (its bound, its schemas); the reading
 # changes for them only where a message ends inside a closer, or in a value's type.
@@ -94,11 +97,19 @@ def read(
         not empty and tools is not None and undeclared in ("accepted", "dropped")
     ):
         run_tools = None
+    required = policies.choice("opener_newline") == "required"
+    openers = newline_openers(dialects) if required else ()
+    masked = _masked(text, openers)
+    if masked is not text:
+        reading = read(masked, tools, dialects=dialects, policies=policies, tool_specs=tool_specs)
+        return _unmasked(reading)
     detector = StreamDetector(
         run_tools,
         dialects=dialects,
         empty_tools="text" if empty and empty_tools == "text" else "reject",
         tool_specs=tool_specs,
+        # held: no bound, so a block past the reference's ends where its closer is
+        max_block=len(text) + 1 if policies.choice("long_block") == "held" else DEFAULT_MAX_BLOCK,
     )
     body = detector.feed(text) if text else []
     open_at_end = detector.state.fsm is FSM.IN_BLOCK
@@ -118,6 +129,8 @@ def _transforms(policy_id: str, choice: str) -> bool:
         return choice == "drop"
     if policy_id == "undeclared":
         return choice == "dropped"
+    if policy_id == "long_block":
+        return False
     return choice != DEFAULTS[policy_id]
 
 
@@ -130,6 +143,7 @@ class _Reader:
         self.policies = policies
         self.dropped: list[Span] = []
         self._skip_rest = False  # the block's first call was read as malformed
+        self._cut_rest = False  # the block's first call was cut inside its closer
         self.verbatim: list[Span] = []
 
     def _verdict(self, name: str) -> str:
@@ -186,17 +200,21 @@ class _Reader:
 
     def _one(self, event: Event, start: int, unterminated: bool) -> list[tuple[Event, int]]:
         policies = self.policies
-        if (
-            isinstance(event, ToolCall | Rejected)
-            and event.raw
-            and policies.choice("opener_newline") == "required"
-            and _no_newline_after_opener(event.format, event.raw)
-        ):
-            return self._as_text(event.raw, start)  # not its form: text to it
         if unterminated and isinstance(event, Rejected) and policies.choice("holdback") == "closer":
             calls = _held_closer_calls(event)
             if calls is not None:  # its closer's beginning was held, and is dropped at the end
                 return self._lenient(event, start, calls)
+        if (
+            unterminated
+            and isinstance(event, ToolCall)
+            and policies.choice("cut_closer") == "unterminated"
+            and _cut_closer(event)
+        ):
+            self._cut_rest = True  # the block's later calls with it: its body is no call
+            content = strip_markers(event.format, event.raw or "", closed=False)
+            event = Rejected(event.raw, content, event.format, "unterminated")
+        elif self._cut_rest and unterminated and isinstance(event, ToolCall) and not event.raw:
+            return []
         if unterminated:
             chosen = policies.choice("unterminated")
             if chosen == "dropped":
@@ -210,7 +228,7 @@ class _Reader:
                 return [(Rejected(event.raw, content, event.format, "unterminated"), start)]
         if isinstance(event, Rejected) and _holds_no_call(event):
             calls = None
-            if policies.choice("arguments") == "lenient":
+            if policies.choice("arguments") == "lenient" and _json_bodied(event.format):
                 calls = lenient_calls(event.content)
             if calls is not None:
                 return self._lenient(event, start, calls)
@@ -386,10 +404,64 @@ def _newline_openers(dialect_id: str) -> tuple[str, ...]:
     return tuple(o for o in dialect.opens if block.startswith(o + "\n"))
 
 
-def _no_newline_after_opener(dialect_id: str, raw: str) -> bool:
-    return any(
-        raw.startswith(o) and not raw.startswith(o + "\n") for o in _newline_openers(dialect_id)
-    )
+@functools.cache
+def newline_openers(dialects: frozenset[str] | None) -> tuple[str, ...]:
+    """The claimed openers their dialects write a newline after (``opener_newline``)."""
+    ids = BY_ID if dialects is None else dialects
+    return tuple(sorted({o for d in ids for o in _newline_openers(d)}))
+
+
+# ``opener_newline: required``: an opener not followed by its newline is text to such a
+# parser, wherever it is; the reference reads the message with its first character masked
+# (the same length, so every span stays put), then the events get it back.
+_MASK = "\ue000"
+
+
+def _masked(text: str, openers: Sequence[str]) -> str:
+    """``text`` with each opener not followed by a newline masked, or ``text`` itself."""
+    if not openers or _MASK in text:
+        return text
+    chars: list[str] | None = None
+    for opener in openers:
+        at = text.find(opener)
+        while at >= 0:
+            end = at + len(opener)
+            if text[end : end + 1] != "\n":
+                chars = chars if chars is not None else list(text)
+                chars[at] = _MASK
+            at = text.find(opener, at + 1)
+    return text if chars is None else "".join(chars)
+
+
+def _unmasked(reading: Reading) -> Reading:
+    def back(value: str | None) -> str | None:
+        return None if value is None else value.replace(_MASK, "<")
+
+    events: list[Event] = []
+    for event in reading.events:
+        if isinstance(event, Text):
+            events.append(Text(event.text.replace(_MASK, "<")))
+        elif isinstance(event, ToolCall):
+            arguments = event.arguments
+            if _MASK in arguments or "\\ue000" in arguments:
+                arguments = json.dumps(_unmask_value(json.loads(arguments)), ensure_ascii=False)
+            events.append(ToolCall(event.name, arguments, back(event.raw), event.format))
+        elif isinstance(event, Rejected):
+            content = event.content.replace(_MASK, "<")
+            events.append(Rejected(back(event.raw), content, event.format, event.reason))
+        else:
+            events.append(Reasoning(event.text.replace(_MASK, "<"), back(event.raw), event.format))
+    return Reading(tuple(events), reading.dropped, reading.shown_blocks)
+
+
+def _unmask_value(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.replace(_MASK, "<")
+    if isinstance(value, list):
+        return [_unmask_value(v) for v in value]
+    if isinstance(value, dict):
+        return {_unmask_value(k): _unmask_value(v) for k, v in value.items()}
+    return value
 
 
 def _holds_no_call(event: Rejected) -> bool:
@@ -399,6 +471,15 @@ def _holds_no_call(event: Rejected) -> bool:
         return True
     dialect = BY_ID.get(event.format)
     return event.reason == "not_a_call" and dialect is not None and dialect.anywhere
+
+
+def _cut_closer(event: ToolCall) -> bool:
+    """Whether a call of a block left open ends in its closer's beginning (at least
+    ``</``), which its dialect reads the calls before (``Dialect.reads_cut_closer``)."""
+    dialect = BY_ID.get(event.format)
+    if dialect is None or not dialect.reads_cut_closer or not event.raw:
+        return False
+    return any(event.raw.endswith(c[:k]) for c in dialect.closes for k in range(2, len(c)))
 
 
 def _held_closer_calls(event: Rejected) -> list[tuple[str, dict[str, Any]]] | None:
@@ -431,6 +512,21 @@ def _as_pair(call: ParsedCall) -> tuple[str, dict[str, Any]] | None:
     except ValueError:
         return None
     return (call.name, arguments) if isinstance(arguments, dict) else None
+
+
+@functools.cache
+def _json_bodied(dialect_id: str) -> bool:
+    """Whether the dialect's bodies are JSON calls (its parser reads a plain one or a list
+    of one): only
+    there do the lenient shapes mean anything; JSON in a Qwen3-Coder block is no call."""
+    plain = '{"name": "f", "arguments": {}}'
+    for body in (plain, f"[{plain}]"):
+        try:
+            if parse_body(dialect_id, body):
+                return True
+        except BodyError:
+            continue
+    return False
 
 
 def _schema_typed(dialect_id: str) -> bool:

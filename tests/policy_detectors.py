@@ -235,7 +235,18 @@ class _TypesByLook(_Wrapped):
 
 types_by_look = _factory(lambda inner, tools: _TypesByLook(inner))
 
+
+def holds_long_blocks(
+    tools: Sequence[str] | None = None,
+    dialects: Iterable[str] | None = None,
+    empty_tools: str = "reject",
+) -> StreamDetector:
+    """The reference without its bound on a block's length, as most engines read."""
+    return StreamDetector(tools, dialects=dialects, empty_tools=empty_tools, max_block=1 << 40)
+
+
 CHOOSING: dict[str, tuple[Callable[..., Any], dict[str, str]]] = {
+    "holds_long_blocks": (holds_long_blocks, {"long_block": "held"}),
     "drops_trailing_text": (drops_trailing_text, {"trailing_text": "dropped"}),
     "accepts_undeclared": (accepts_undeclared, {"undeclared": "accepted"}),
     "parses_empty_tools": (parses_empty_tools, {"empty_tools": "parse"}),

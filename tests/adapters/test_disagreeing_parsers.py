@@ -22,11 +22,13 @@ from helpers import chunkings
 from parsers import qwen3_coder, strict, trimming, undeclared
 from parsers.hermes import Bug
 
+from tcr.claims import Claim
 from tcr.corpora import bundled
 from tcr.detector import Event, Rejected, Text, ToolCall
 from tcr.detector.events import merge_text
 from tcr.fuzz import run as fuzz
 from tcr.fuzz.report import findings
+from tcr.probes import read_policies
 from tcr.replay import run as replay
 
 POLICY_XFAIL = pytest.mark.xfail(reason="policy inference (issue 32) not yet built", strict=False)
@@ -233,10 +235,33 @@ def test_qwen3_coder_holds_the_opener_until_the_newline_can_be_seen() -> None:
 
 # --- judged by tcr, claiming only the dialect -----------------------------------------
 
+
+@pytest.mark.parametrize(
+    ("name", "line"),
+    [
+        ("undeclared", "undeclared accepted, tools=[] parse, long blocks held"),
+        (
+            "strict",
+            "malformed dropped (lossy), unterminated dropped (lossy), arguments strict, "
+            "long blocks held",
+        ),
+        ("trimming", "long blocks held, holdback closer, whitespace trimmed (lossy)"),
+        ("qwen3_coder", "cut_closer unterminated, long blocks held, opener_newline required"),
+    ],
+)
+def test_each_parser_is_read_with_the_choices_it_makes(name: str, line: str) -> None:
+    parser = PARSERS[name]
+    reading = read_policies(parser.module.factory, Claim.of([parser.dialect]))
+    assert reading.violations == ()
+    assert reading.claim.judged_line == (
+        f"judged against: {parser.dialect}; {line}; the rest as the reference"
+    )
+
+
 # What still fails for want of policy inference (issue 32), as measured on 2026-12-07
 # (docs/explanation/policies.md says which choices are inferred so far).
 # Move an entry once it passes: these are xfail(strict=False), so an XPASS is only shown.
-REPLAY_FAILING = {"strict", "qwen3_coder"}
+REPLAY_FAILING: set[str] = set()
 FUZZ_FAILING = {("qwen3_coder", 0), ("qwen3_coder", 1)}
 BUG_PASSING = {
     ("undeclared", Bug.FLUSH_SWALLOWED),

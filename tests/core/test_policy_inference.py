@@ -4,13 +4,14 @@
 from __future__ import annotations
 
 import functools
+import json
 
 import pytest
 from policy_detectors import CHOOSING, INCONSISTENT, UNEXPLAINED
 
 from tcr.claims import EVERYTHING, Claim
-from tcr.detector.core import StreamDetector
-from tcr.detector.events import Rejected, Text, ToolCall
+from tcr.detector.core import DEFAULT_MAX_BLOCK, StreamDetector
+from tcr.detector.events import Rejected, Text, ToolCall, merge_text
 from tcr.judge import Judge
 from tcr.oracle import Check
 from tcr.policies import Policies
@@ -149,8 +150,57 @@ def test_trailing_text_dropped_shows_only_the_text_before_the_first_call() -> No
 def test_opener_newline_required_reads_a_block_without_it_as_text() -> None:
     bare = CALL.replace("<tool_call>\n", "<tool_call>")
     required = Policies.of({"opener_newline": "required"})
-    assert read("x " + bare, None, policies=required).events == (Text("x "), Text(bare))
+    assert merge_text(read("x " + bare, None, policies=required).events) == [Text("x " + bare)]
     assert [type(e) for e in read("x " + CALL, None, policies=required).events] == [Text, ToolCall]
+
+
+def test_opener_newline_required_reads_on_after_an_opener_without_it() -> None:
+    """Text to such a parser, the bare opener starts no block: one just after it does."""
+    required = Policies.of({"opener_newline": "required"})
+    events = read("<tool_call>" + CALL, None, policies=required).events
+    assert [type(e) for e in events] == [Text, ToolCall]
+    assert events[0] == Text("<tool_call>")
+    inside = CALL.replace('"Paris"', '"<tool_call>Paris"')  # in a value: the value's text
+    assert json.loads(read(inside, None, policies=required).events[0].arguments) == {
+        "city": "<tool_call>Paris"
+    }
+
+
+def test_json_in_a_name_value_block_is_no_call_with_any_choice() -> None:
+    """The lenient shapes are a JSON dialect's: JSON in a Qwen3-Coder block is malformed,
+    whichever choices transform the reading."""
+    qwen3 = frozenset({"qwen3_coder"})
+    for chosen in ({}, {"opener_newline": "required"}, {"whitespace": "trimmed"}):
+        events = read(CALL, None, dialects=qwen3, policies=Policies.of(chosen)).events
+        assert not any(isinstance(e, ToolCall) for e in events), chosen
+
+
+def test_cut_closer_unterminated_reads_no_call_in_a_block_cut_inside_its_closer() -> None:
+    function = "<function=f>\n<parameter=a>\n1\n</parameter>\n</function>\n"
+    text = "<tool_call>\n" + function + function + "</tool_"
+    qwen3 = frozenset({"qwen3_coder"})
+    assert [type(e) for e in read(text, None, dialects=qwen3).events] == [ToolCall, ToolCall]
+    for unterminated, shown in (("completed", [Rejected]), ("dropped", [])):
+        chosen = Policies.of({"cut_closer": "unterminated", "unterminated": unterminated})
+        events = read(text, None, dialects=qwen3, policies=chosen).events
+        assert [type(e) for e in events] == shown, unterminated
+    closed = text.removesuffix("</tool_") + "</tool_call>"  # a closed block: not its question
+    chosen = Policies.of({"cut_closer": "unterminated"})
+    assert [type(e) for e in read(closed, None, dialects=qwen3, policies=chosen).events] == [
+        ToolCall,
+        ToolCall,
+    ]
+
+
+def test_long_block_held_reads_a_block_past_the_bound_to_its_end() -> None:
+    long = CALL.replace("Paris", "Paris" + " ." * (DEFAULT_MAX_BLOCK // 2))
+    released = read(long, None).events
+    assert isinstance(released[0], Rejected) and released[0].reason == "too_long"
+    held = read(long, None, policies=Policies.of({"long_block": "held"})).events
+    assert [type(e) for e in held] == [ToolCall]
+    unterminated = long.removesuffix("\n</tool_call>")
+    dropped = Policies.of({"long_block": "held", "unterminated": "dropped"})
+    assert read(unterminated, None, policies=dropped).dropped == ((0, len(unterminated)),)
 
 
 def test_whitespace_leading_drops_only_white_space_alone_before_the_first_call() -> None:
