@@ -236,6 +236,21 @@ class _TypesByLook(_Wrapped):
 types_by_look = _factory(lambda inner, tools: _TypesByLook(inner))
 
 
+class _BlockInOneChunkLost(_Wrapped):
+    """Accepts undeclared names, and has a bug: a block that opens and closes within one
+    chunk is lost. Whole, it misreads every call; fed by character, it shows its choice."""
+
+    def feed(self, chunk: str) -> list[Event]:
+        events = self.inner.feed(chunk)
+        whole = [e for e in events if isinstance(e, ToolCall) and e.raw and e.raw in chunk]
+        return [e for e in events if e not in whole]
+
+
+accepts_undeclared_loses_whole_blocks = _factory(
+    lambda inner, tools: _BlockInOneChunkLost(inner), run_tools=lambda t: None if t else t
+)
+
+
 def holds_long_blocks(
     tools: Sequence[str] | None = None,
     dialects: Iterable[str] | None = None,
@@ -247,6 +262,10 @@ def holds_long_blocks(
 
 CHOOSING: dict[str, tuple[Callable[..., Any], dict[str, str]]] = {
     "holds_long_blocks": (holds_long_blocks, {"long_block": "held"}),
+    "accepts_undeclared_loses_whole_blocks": (
+        accepts_undeclared_loses_whole_blocks,
+        {"undeclared": "accepted"},
+    ),
     "drops_trailing_text": (drops_trailing_text, {"trailing_text": "dropped"}),
     "accepts_undeclared": (accepts_undeclared, {"undeclared": "accepted"}),
     "parses_empty_tools": (parses_empty_tools, {"empty_tools": "parse"}),

@@ -262,7 +262,7 @@ def test_each_parser_is_read_with_the_choices_it_makes(name: str, line: str) -> 
 # (docs/explanation/policies.md says which choices are inferred so far).
 # Move an entry once it passes: these are xfail(strict=False), so an XPASS is only shown.
 REPLAY_FAILING: set[str] = set()
-FUZZ_FAILING = {("qwen3_coder", 0), ("qwen3_coder", 1)}
+FUZZ_FAILING: set[tuple[str, int]] = set()
 BUG_PASSING = {
     ("undeclared", Bug.FLUSH_SWALLOWED),
     ("undeclared", Bug.INDEX_REUSED),
