@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from tcr.dialects import DIALECTS, Dialect, Variant
 from tcr.errors import TcrError, did_you_mean
 
 __all__ = [
@@ -118,7 +119,7 @@ def _engine(name: str, source: _Source, where: str) -> Engine:
 
 _REFERENCE = Engine("tcr reference", "tcr/detector/core.py (ARCHITECTURE.md §5.6)")
 
-POLICIES: tuple[Policy, ...] = (
+_CHOICES: tuple[Policy, ...] = (
     Policy(
         "malformed",
         "A block that opens and closes but holds no valid call: what is shown?",
@@ -676,6 +677,34 @@ POLICIES: tuple[Policy, ...] = (
     ),
 )
 
+
+def _variant(dialect: Dialect, variant: Variant) -> Policy:
+    """A dialect's variant as a policy: whether a parser reads that form (``read``, as the
+    reference does) or shows it as text."""
+    return Policy(
+        f"{dialect.id}.{variant.id}",
+        f"{dialect.id}: does the parser read {variant.what}?",
+        (
+            Choice(
+                "read",
+                "read as the dialect's block",
+                (_REFERENCE, *(Engine(name, source) for name, source in variant.reads)),
+            ),
+            Choice(
+                "text",
+                "shown as written, as text",
+                tuple(Engine(name, source) for name, source in variant.skips),
+                aliases=("shown",),
+            ),
+        ),
+        default="read",
+    )
+
+
+POLICIES: tuple[Policy, ...] = (
+    *_CHOICES,
+    *(_variant(d, v) for d in DIALECTS for v in d.variants),
+)
 BY_ID: dict[str, Policy] = {p.id: p for p in POLICIES}
 DEFAULTS: dict[str, str] = {p.id: p.default for p in POLICIES}
 

@@ -114,7 +114,7 @@ def read_policies(factory: Factory, claim: Claim, *, timeout: float | None = Non
     told: set[str] = set()  # the policies a finding names already: one each, the first probe
     ran = 0
     try:
-        for probe in sorted(probes_for(claim.dialects), key=lambda p: _ORDER.index(p.policy)):
+        for probe in sorted(probes_for(claim.dialects), key=_read_order):
             nothing_parsed = probe.tools == () and claim.empty_tools == "text"
             if nothing_parsed and probe.policy != "empty_tools":
                 continue  # the probe reads no other policy
@@ -140,7 +140,7 @@ def read_policies(factory: Factory, claim: Claim, *, timeout: float | None = Non
             ran += 1
             if shown is None:
                 continue
-            coupled = _COUPLED.get(policy.id)
+            coupled = _coupled(policy.id)
             if coupled is not None and coupled not in chosen and coupled not in pinned:
                 # read together: either changes what the other's probe shows
                 options = [{coupled: c.id} for c in BY_ID[coupled].choices]
@@ -373,6 +373,7 @@ def _candidates(d: Dialect) -> list[Probe]:
                 out.append(Probe("cut_closer", d.id, (before + block[:-3],)))
     if d.schema_typed:
         out += _typed_probes(d, before)
+    out += [Probe(f"{d.id}.{v.id}", d.id, (v.probe,)) for v in d.variants]
     if d.closing is Closing.MARKER and opener is not None and closer is not None:
         body = block[len(opener) : -len(closer)]
         out += [
@@ -504,6 +505,20 @@ _ORDER = (
     "typed_arguments",
     "holdback",
 )
+
+
+def _read_order(probe: Probe) -> int:
+    """Where a probe's policy is read: a dialect's variants first (a form the parser does
+    not read is text in every other probe of it), then ``_ORDER``."""
+    return _ORDER.index(probe.policy) if probe.policy in _ORDER else -1
+
+
+def _coupled(policy_id: str) -> str | None:
+    """The policy read together with ``policy_id`` (``_COUPLED``); a variant's probe has
+    white space or text around its call, so each is read with ``whitespace``."""
+    return _COUPLED.get(policy_id, "whitespace" if "." in policy_id else None)
+
+
 # Policies read together: the first's probe is explained by any choice of the second
 # (not read yet): both change the text around a call, or what a block it rejects shows.
 _COUPLED = {"trailing_text": "whitespace", "arguments": "malformed"}

@@ -20,6 +20,7 @@ transformation, so the reference's hot path knows nothing of them:
 - ``trailing_text``: ``dropped`` shows only the text before the first call;
 - ``opener_newline``: ``required`` shows as text a block whose opener is not followed by
   the newline its dialect writes there;
+- a dialect's variant (``internlm.spaced``): ``text`` shows a block in that form as written;
 - ``typed_arguments``: ``look`` types a name/value body's values by what they look like
   (JSON, else text), ``strings`` keeps them all text (``schema``: the reference's, by the
   tool's schema);
@@ -144,6 +145,7 @@ class _Reader:
         self.dropped: list[Span] = []
         self._skip_rest = False  # the block's first call was read as malformed
         self._cut_rest = False  # the block's first call was cut inside its closer
+        self._variant_rest = False  # the block is in a variant this parser does not read
         self.verbatim: list[Span] = []
 
     def _verdict(self, name: str) -> str:
@@ -200,6 +202,14 @@ class _Reader:
 
     def _one(self, event: Event, start: int, unterminated: bool) -> list[tuple[Event, int]]:
         policies = self.policies
+        if isinstance(event, ToolCall | Rejected):
+            if event.raw:
+                before = self.text[:start]
+                self._variant_rest = _unread_variant(event.format, event.raw, before, policies)
+                if self._variant_rest:  # a form this parser does not read: text to it
+                    return self._as_text(event.raw, start)
+            elif self._variant_rest:
+                return []  # a later call of that block
         if unterminated and isinstance(event, Rejected) and policies.choice("holdback") == "closer":
             calls = _held_closer_calls(event)
             if calls is not None:  # its closer's beginning was held, and is dropped at the end
@@ -471,6 +481,15 @@ def _holds_no_call(event: Rejected) -> bool:
         return True
     dialect = BY_ID.get(event.format)
     return event.reason == "not_a_call" and dialect is not None and dialect.anywhere
+
+
+def _unread_variant(dialect_id: str, raw: str, before: str, policies: Policies) -> bool:
+    """Whether a block is in a variant of its dialect the chosen policies do not read."""
+    dialect = BY_ID.get(dialect_id)
+    return dialect is not None and any(
+        policies.choice(f"{dialect_id}.{v.id}") == "text" and v.matches(raw, before)
+        for v in dialect.variants
+    )
 
 
 def _cut_closer(event: ToolCall) -> bool:

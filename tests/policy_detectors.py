@@ -18,6 +18,7 @@ from typing import Any
 from tcr.detector.core import StreamDetector
 from tcr.detector.events import Event, Rejected, Text, ToolCall
 from tcr.detector.machine import FSM
+from tcr.dialects import BY_ID
 
 __all__ = ["CHOOSING", "INCONSISTENT", "UNEXPLAINED"]
 
@@ -251,6 +252,43 @@ accepts_undeclared_loses_whole_blocks = _factory(
 )
 
 
+class _SkipsVariants(_Wrapped):
+    """Reads none of the dialects' variants (``Dialect.variants``): a block in one is shown
+    as written, as a parser that does not know that form shows it."""
+
+    def __init__(self, inner: StreamDetector) -> None:
+        super().__init__(inner)
+        self.seen = ""  # the input so far: what came before a block decides some variants
+        self.skipping = False  # the block's later calls go with its first
+
+    def feed(self, chunk: str) -> list[Event]:
+        self.seen += chunk
+        return self.change(self.inner.feed(chunk), at_end=False)
+
+    def change(self, events: list[Event], *, at_end: bool) -> list[Event]:
+        out: list[Event] = []
+        for event in events:
+            if isinstance(event, ToolCall | Rejected) and event.raw:
+                dialect = BY_ID.get(event.format)
+                before = self.seen[: self.seen.rfind(event.raw)]
+                variants = dialect.variants if dialect is not None else ()
+                self.skipping = any(v.matches(event.raw, before) for v in variants)
+                if self.skipping:
+                    out.append(Text(event.raw))
+                    continue
+            elif isinstance(event, ToolCall) and self.skipping:
+                continue
+            out.append(event)
+        return out
+
+    def reset(self) -> None:
+        super().reset()
+        self.seen, self.skipping = "", False
+
+
+skips_variants = _factory(lambda inner, tools: _SkipsVariants(inner))
+
+
 def holds_long_blocks(
     tools: Sequence[str] | None = None,
     dialects: Iterable[str] | None = None,
@@ -262,10 +300,6 @@ def holds_long_blocks(
 
 CHOOSING: dict[str, tuple[Callable[..., Any], dict[str, str]]] = {
     "holds_long_blocks": (holds_long_blocks, {"long_block": "held"}),
-    "accepts_undeclared_loses_whole_blocks": (
-        accepts_undeclared_loses_whole_blocks,
-        {"undeclared": "accepted"},
-    ),
     "drops_trailing_text": (drops_trailing_text, {"trailing_text": "dropped"}),
     "accepts_undeclared": (accepts_undeclared, {"undeclared": "accepted"}),
     "parses_empty_tools": (parses_empty_tools, {"empty_tools": "parse"}),

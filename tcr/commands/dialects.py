@@ -37,6 +37,7 @@ def _lines(row: DialectRow) -> list[str]:
         f"  opens:    {_markers(row.opens, row.special_tokens)}  ({row.opens_where})",
         f"  closes:   {_markers(row.closes, row.special_tokens)}",
         f"  engines:  {', '.join(row.parser_names) or '-'}",
+        *(f"  variant:  {row.id}.{i}: {what} (read | text)" for i, what in row.variants),
         f"  example:  {row.example!r}",
     ]
 

@@ -27,6 +27,7 @@ from tcr.dialects._record import (
     RegressionCase,
     Rendered,
     Tools,
+    Variant,
 )
 
 __all__ = [
@@ -50,6 +51,7 @@ __all__ = [
     "RegressionCase",
     "Rendered",
     "Tools",
+    "Variant",
     "dialect",
     "rows",
 ]
@@ -142,6 +144,8 @@ class DialectRow:
     parser_names: tuple[str, ...]  # every engine's parser name for it (Engines.names)
     engines: Engines  # the same names, by engine
     aliases: tuple[str, ...] = ()  # the aliases (ALIASES) that claim it
+    # its variants: id -> what the form is (each a policy, ``<dialect>.<id>``: read | text)
+    variants: tuple[tuple[str, str], ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -156,6 +160,7 @@ class DialectRow:
             "parser_names": list(self.parser_names),
             "aliases": list(self.aliases),
             "engines": self.engines.as_dict(),
+            "variants": [{"id": i, "what": what} for i, what in self.variants],
         }
 
 
@@ -174,6 +179,7 @@ def rows() -> list[DialectRow]:
             parser_names=d.parser_names,
             engines=d.engines,
             aliases=tuple(alias for alias, ids in ALIASES.items() if d.id in ids),
+            variants=tuple((v.id, v.what) for v in d.variants),
         )
         for d in DIALECTS
     ]

@@ -35,6 +35,7 @@ __all__ = [
     "RegressionCase",
     "Rendered",
     "Tools",
+    "Variant",
 ]
 
 T = TypeVar("T")
@@ -266,6 +267,24 @@ def _any_body(body: str) -> bool:
 
 
 @dataclass(frozen=True, slots=True)
+class Variant:
+    """A form of a dialect that the reference reads and some engines' parsers do not: to
+    those it is text (``tcr.policies`` makes each a policy, ``<dialect>.<id>``: read | text).
+
+    ``matches(raw, before)``: whether a block the reference read, written ``raw`` after the
+    message's text ``before`` it, is in this form. ``probe``: a message holding one call in
+    this form. ``reads`` and ``skips``: the engines that read it and do not, each as
+    ``(engine, where in its source)``."""
+
+    id: str
+    what: str  # one line
+    matches: Callable[[str, str], bool]
+    probe: str
+    reads: tuple[tuple[str, str], ...]
+    skips: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Engines:
     """The names the serving engines give their parser of a dialect, so a claim can be
     written from any of them (docs/dialect-sources.md, §4): vLLM's and SGLang's
@@ -339,6 +358,7 @@ class Dialect:
     model_seeds: tuple[str, ...] = ()  # model-name patterns that usually write it
     tokens: tuple[str, ...] = ()  # body tokens where chunk boundaries matter
     markup: tuple[str, ...] = ()  # marker text fuzz puts inside argument strings
+    variants: tuple[Variant, ...] = ()  # forms some engines' parsers do not read
     # Its bodies carry no JSON types: every value is text, which parsers type by the
     # tool's schema (ARCHITECTURE.md §5.2, "Tool specs"; ``tcr.tool_specs``).
     schema_typed: bool = False

@@ -27,6 +27,7 @@ from tcr.dialects._record import (
     RegressionCase,
     Rendered,
     Tools,
+    Variant,
 )
 from tcr.dialects._writing import FLAVORS, BodyText, Calls, json_text
 
@@ -189,6 +190,17 @@ DIALECT = Dialect(
         ),
     ),
     engines=Engines(vllm=("internlm",), sglang=("interns1",)),
+    variants=(
+        Variant(
+            "spaced",
+            f"the opener written with a space, {OPEN_SPACED!r}",
+            lambda raw, before: raw.startswith(OPEN_SPACED),
+            f'Sure. {OPEN_SPACED}\n{{"name": "get_weather", "parameters": {{"city": "Paris"}}}}'
+            f"{CLOSE} ok",
+            reads=(("SGLang interns1", "sglang/srt/function_call/internlm_detector.py"),),
+            skips=(("vLLM internlm", "vllm/tool_parsers/internlm2_tool_parser.py"),),
+        ),
+    ),
     # Each marker token is one special token of InternLM2's vocabulary (vLLM's internlm
     # parser turns skip_special_tokens off to see them); the opener is two of them, so a
     # chunk boundary may fall between them, never inside one.

@@ -33,6 +33,7 @@ from tcr.dialects._record import (
     RegressionCase,
     Rendered,
     Tools,
+    Variant,
 )
 from tcr.dialects._writing import MAX_CALLS, BodyText, Calls, json_text
 
@@ -240,6 +241,17 @@ DIALECT = Dialect(
         ),
     ),
     engines=Engines(vllm=("kimi_k2",), sglang=("kimi_k2",), llamacpp=("KIMI_K2",)),
+    variants=(
+        Variant(
+            "singular",
+            f"the singular section markers, {OPEN_SINGULAR!r} and {CLOSE_SINGULAR!r}",
+            lambda raw, before: raw.startswith(OPEN_SINGULAR),
+            f"Ok {OPEN_SINGULAR}{BEGIN}{PREFIX}get_weather:0{ARGUMENT}"
+            f'{{"city": "Paris"}}{END}{CLOSE_SINGULAR} done',
+            reads=(("older vLLM kimi_k2", "vllm/tool_parsers/kimi_k2_tool_parser.py"),),
+            skips=(("vLLM 0.34 kimi_k2", "vllm/parser/kimi_k2.py: plural section markers only"),),
+        ),
+    ),
     special_tokens=frozenset({OPEN, CLOSE, BEGIN, ARGUMENT, END}),
     lexer_by_first=(("<", BodyLexer.JSON),),
     model_seeds=("kimi-k2*", "kimi_k2*"),

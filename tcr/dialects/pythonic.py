@@ -39,6 +39,7 @@ from tcr.dialects._record import (
     RegressionCase,
     Rendered,
     Tools,
+    Variant,
 )
 
 __all__ = ["DIALECT"]
@@ -138,6 +139,31 @@ DIALECT = Dialect(
         ),
     ),
     engines=Engines(vllm=("pythonic", "olmo3"), sglang=("pythonic",)),
+    variants=(
+        Variant(
+            "leading_space",
+            "the list after white space at the start of the message",
+            lambda raw, before: before != "",
+            ' [get_weather(city="Paris")]',
+            reads=(("SGLang pythonic", "sglang/srt/function_call/pythonic_detector.py"),),
+            skips=(
+                ("vLLM pythonic", "vllm/tool_parsers/pythonic_tool_parser.py: startswith('[')"),
+            ),
+        ),
+        Variant(
+            "multiline",
+            "white space right after the list's '[' (a list on several lines)",
+            lambda raw, before: raw[1:2].isspace(),
+            '[\n  get_weather(city="Paris")\n]',
+            reads=(("vLLM pythonic (streaming)", "vllm/tool_parsers/pythonic_tool_parser.py"),),
+            skips=(
+                (
+                    "SGLang pythonic",
+                    "sglang/srt/function_call/pythonic_detector.py: TOOL_CALL_REGEX",
+                ),
+            ),
+        ),
+    ),
     **AT_START_BRACKET,
     owns=owns_call_list,
     head=HEAD,

@@ -7,16 +7,25 @@ import functools
 import json
 
 import pytest
-from policy_detectors import CHOOSING, INCONSISTENT, UNEXPLAINED
+from helpers import chunkings
+from policy_detectors import (
+    CHOOSING,
+    INCONSISTENT,
+    UNEXPLAINED,
+    accepts_undeclared_loses_whole_blocks,
+    skips_variants,
+)
 
 from tcr.claims import EVERYTHING, Claim
 from tcr.detector.core import DEFAULT_MAX_BLOCK, StreamDetector
 from tcr.detector.events import Rejected, Text, ToolCall, merge_text
+from tcr.dialects import BY_ID as BY_DIALECT
 from tcr.judge import Judge
-from tcr.oracle import Check
+from tcr.oracle import TRACE_CHECKS, Check
 from tcr.policies import Policies
 from tcr.probes import probes_for, read_policies
 from tcr.readings import read
+from tcr.replay import check_chunks
 
 HERMES = Claim(frozenset({"hermes"}))
 CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
@@ -190,6 +199,47 @@ def test_cut_closer_unterminated_reads_no_call_in_a_block_cut_inside_its_closer(
         ToolCall,
         ToolCall,
     ]
+
+
+def test_a_bug_that_shows_unsplit_hides_no_choice() -> None:
+    """It loses every block that arrives in one chunk (a bug the replay finds): its probes
+    are fed one character at a time, and its choice is read."""
+    reading = read_policies(accepts_undeclared_loses_whole_blocks, HERMES)
+    assert reading.violations == ()
+    assert reading.claim.choice("undeclared") == "accepted"
+
+
+VARIANTS = ["internlm", "kimi_k2", "pythonic"]
+# skips_variants holds a block as the reference does before it shows it as text; a parser
+# that does not know the form would not hold it at all
+NOT_HOLDBACK = [c for c in TRACE_CHECKS if c is not Check.HOLDBACK]
+
+
+def test_a_parser_that_reads_no_variant_is_read_so_and_judged_without_finding() -> None:
+    claim = Claim.of(VARIANTS)
+    reading = read_policies(skips_variants, claim)
+    assert reading.violations == ()
+    assert {p: c for p, c in reading.claim.policies.chosen if "." in p} == {
+        "internlm.spaced": "text",
+        "kimi_k2.singular": "text",
+        "pythonic.leading_space": "text",
+        "pythonic.multiline": "text",
+    }
+    for dialect in VARIANTS:
+        for variant in BY_DIALECT[dialect].variants:
+            text = variant.probe
+            for how, chunks in chunkings(text, randoms=5):
+                verdict = check_chunks(
+                    chunks, detector=skips_variants, dialects=VARIANTS, checks=NOT_HOLDBACK
+                )
+                assert verdict.ok, (variant.id, how, verdict.violations)
+
+
+def test_the_reference_reads_every_variant() -> None:
+    for dialect in VARIANTS:
+        for variant in BY_DIALECT[dialect].variants:
+            events = read(variant.probe, None, dialects=frozenset({dialect})).events
+            assert any(isinstance(e, ToolCall) for e in events), variant.id
 
 
 def test_long_block_held_reads_a_block_past_the_bound_to_its_end() -> None:
