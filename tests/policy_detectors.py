@@ -71,6 +71,12 @@ def _factory(
 # --- legitimate choices --------------------------------------------------------
 
 
+def _holds_no_call(event: Event) -> bool:
+    """A closed block that holds no call: malformed, or JSON that is no call (no name)
+    inside a marker that opens anywhere (Hermes'), as ``tcr.readings`` reads ``malformed``."""
+    return isinstance(event, Rejected) and event.reason in ("malformed", "not_a_call")
+
+
 def _any_name(tools: Sequence[str] | None) -> Sequence[str] | None:
     return None if tools else tools  # tools=[] keeps the reference's reject
 
@@ -87,7 +93,7 @@ parses_empty_tools = _factory(lambda inner, tools: _Wrapped(inner), run_tools=_p
 
 class _DropsMalformed(_Wrapped):
     def change(self, events: list[Event], *, at_end: bool) -> list[Event]:
-        return [e for e in events if not (isinstance(e, Rejected) and e.reason == "malformed")]
+        return [e for e in events if not _holds_no_call(e)]
 
 
 drops_malformed = _factory(lambda inner, tools: _DropsMalformed(inner))
@@ -184,10 +190,7 @@ trims_whitespace = _factory(lambda inner, tools: _TrimsWhitespace(inner))
 
 class _ShowsMalformedVerbatim(_Wrapped):
     def change(self, events: list[Event], *, at_end: bool) -> list[Event]:
-        return [
-            Text(e.raw) if isinstance(e, Rejected) and e.reason == "malformed" and e.raw else e
-            for e in events
-        ]
+        return [Text(e.raw) if _holds_no_call(e) and e.raw else e for e in events]
 
 
 shows_malformed_verbatim = _factory(lambda inner, tools: _ShowsMalformedVerbatim(inner))
