@@ -10,13 +10,18 @@ Every distinct finding is kept (ARCHITECTURE.md §7.4). A failing example whose
 violations all have coarse keys (check, kind, dialect, and whether the unsplit
 message shows it too: ``tcr.signature.coarse_key``) seen before only counts
 toward them. One with a new key is a new finding:
-Hypothesis shrinks it while it keeps that key (the budget does not cut
-shrinking short, ``SHRINK_SECONDS`` does), delta debugging cuts its split
-points to a 1-minimal set that keeps it too, and the batch is run again from
+Hypothesis shrinks it while it keeps that key (for ``SHRINK_SECONDS`` at most),
+delta debugging cuts its split points to a 1-minimal set that keeps it too,
+and the batch is run again from
 its seed: its examples up to the finding are replayed without being counted
 again (they fail only in known ways now) and the search goes on past it. So
 the same seed gives the same findings. ``exitfirst`` stops at the first
 finding, ``max_findings`` after that many; each is saved as a recording.
+
+The budget bounds the whole run, shrinking included: no example starts after
+it, and a finding is shrunk, by Hypothesis and then by delta debugging, until
+``LATE`` times the budget at most (``_Search.hard_deadline``); past that it is
+kept as far as it was shrunk, and the run ends within one detector run of it.
 
 ``shard`` runs one deterministic share of the batches and ``jobs`` spreads them
 over processes (``.schedule`` says which batch runs where, ``.pool`` how the
@@ -27,6 +32,7 @@ merged report keeps one per coarse key, with the counts added.
 from __future__ import annotations
 
 import contextlib
+import math
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -92,16 +98,18 @@ from .strategies import (
 )
 from .truth import Truth
 
-__all__ = ["BATCH", "DEFAULT_BUDGET_S", "DEFAULT_SAVE", "SHRINK_SECONDS", "run"]
+__all__ = ["BATCH", "DEFAULT_BUDGET_S", "DEFAULT_SAVE", "LATE", "SHRINK_SECONDS", "run"]
 
 DEFAULT_SAVE = STATE / "found"  # git-ignored: see tcr._runtime.state
 DEFAULT_BUDGET_S = 60.0
 SHRINK_SECONDS = 60.0
+LATE = 1.1  # a run with a budget ends by this many times it: shrinking may go past it
 Progress = Callable[[FuzzReport], None]
 
 
 class _OutOfTime(BaseException):
-    """The budget is spent: raised inside the test, so Hypothesis stops at once."""
+    """The budget (or the time to shrink) is spent: raised inside the test, so Hypothesis
+    stops at once."""
 
 
 class _Failed(engine.Interesting):
@@ -173,6 +181,8 @@ class _Search:
     batch run again after a finding counts only the examples past
     ``counted_upto``. In a worker process ``stopped`` says the run was stopped,
     and ``claim`` (with ``exitfirst``) stops the others at this one's finding.
+    No example starts after ``deadline``, and no shrinking goes past
+    ``hard_deadline`` (``LATE`` times the budget; both on ``time.perf_counter``).
     """
 
     def __init__(
@@ -182,10 +192,12 @@ class _Search:
         started: float,
         stopped: Callable[[], bool] = _never,
         claim: Callable[[], bool] = _always,
+        hard_deadline: float = math.inf,
     ) -> None:
         self.checker = checker
         self.decode: Callable[[bytes], Case] = partial(_generated_case, EVERY_DIALECT)  # per batch
         self.deadline = deadline
+        self.hard_deadline = hard_deadline
         self.started = started
         self.stopped = stopped
         self.claim = claim
@@ -214,12 +226,14 @@ class _Search:
         if self.target is None:
             self.position += 1
             fresh = self.position > self.counted_upto
-            if fresh and (now > self.deadline or self.stopped()):
+            # no example starts past the budget, nor one replayed past the hard deadline
+            if (fresh and (now > self.deadline or self.stopped())) or now > self.hard_deadline:
                 raise _OutOfTime
             self.examples += fresh
         elif self.first_failure is not None and (
             # over the time limit, each try could take the whole limit again: kept as found
-            self.target.kind == TIMEOUT or now > self.first_failure + SHRINK_SECONDS
+            self.target.kind == TIMEOUT
+            or now > min(self.first_failure + SHRINK_SECONDS, self.hard_deadline)
         ):
             raise _OutOfTime
         if not fresh and self.target is None:
@@ -255,6 +269,14 @@ class _Search:
             self.best = case, violations
         self.failing[data] = case, violations
         raise _Failed
+
+    def late(self) -> bool:
+        """Past the hard deadline: a finding is kept as far as it was shrunk."""
+        return time.perf_counter() >= self.hard_deadline
+
+    def until(self) -> float | None:
+        """The hard deadline for the minimizer (``None``: no budget, no deadline)."""
+        return None if self.hard_deadline == math.inf else self.hard_deadline
 
     def found(self, symptoms: Collection[Signature] = ()) -> None:
         """The finding is recorded: back to generating, past the example that showed it.
@@ -346,8 +368,9 @@ def run(
     labelled for the claim, and no leak and holdback look at claimed markers only. The
     reference detector is restricted to the claim (``StreamDetector(dialects=…)``).
 
-    ``budget_s`` bounds the search in seconds, ``max_examples`` in examples (at
-    least one of them; default: 60 s). The search goes on after a finding:
+    ``budget_s`` bounds the whole run in wall seconds, shrinking included (it may end
+    up to ``LATE`` times it; the cost probe counts in it), ``max_examples`` the search in
+    examples (at least one of them; default: 60 s). The search goes on after a finding:
     ``exitfirst`` stops it at the first, ``max_findings`` after that many
     distinct ones. ``corpus``: recordings to mutate (files or directories;
     default the bundled corpora, ``[]`` none). ``save``: where each finding is
@@ -456,7 +479,9 @@ def _search(
 ) -> None:
     started = time.perf_counter()
     checker = CaseChecker(plan.factory, plan.timeout, plan.claim)
-    search = _Search(checker, _deadline(run_started, report.budget_s), started)
+    deadline = _deadline(run_started, report.budget_s)
+    hard = _deadline(run_started, report.budget_s, LATE)
+    search = _Search(checker, deadline, started, hard_deadline=hard)
     _run_batches(
         report,
         plan,
@@ -540,7 +565,8 @@ def _work(
     # Only --exitfirst lets one worker's finding stop the others.
     claim = state.claim if plan.exitfirst else _always
     deadline = _deadline(started - spent, whole.budget_s)
-    search = _Search(checker, deadline, started, state.stopped, claim)
+    hard = _deadline(started - spent, whole.budget_s, LATE)
+    search = _Search(checker, deadline, started, state.stopped, claim, hard)
     schedule = batches(
         whole.seed, whole.max_examples, shard=whole.shard, jobs=workers, worker=worker
     )
@@ -553,8 +579,9 @@ def _work(
     return part
 
 
-def _deadline(started: float, budget_s: float | None) -> float:
-    return started + budget_s if budget_s is not None else float("inf")
+def _deadline(started: float, budget_s: float | None, late: float = 1.0) -> float:
+    """When ``late`` times the budget is spent (none: never)."""
+    return started + budget_s * late if budget_s is not None else math.inf
 
 
 def _run_batches(
@@ -589,7 +616,8 @@ def _run_batches(
     def on_finding() -> bool:
         finding = _finding(search, search.checker, report)
         report.findings.append(finding)
-        search.found(_symptoms(finding, search.checker))
+        # past the hard deadline no example is drawn again: no symptom to tell apart
+        search.found(() if search.late() else _symptoms(finding, search.checker))
         if plan.max_findings is not None and len(report.findings) >= plan.max_findings:
             report.stopped = "failure" if plan.exitfirst else "max_findings"
             return False
@@ -690,7 +718,9 @@ def _plan(
 
 def _finding(search: _Search, checker: CaseChecker, report: FuzzReport) -> Finding:
     """The new finding as Hypothesis shrank it, its split points then cut to a 1-minimal set,
-    every step keeping its signature key."""
+    every step keeping its signature key. Past the hard deadline no step starts, and a
+    step under way stops there: the finding is kept as far as it was shrunk, and is not
+    judged again for its symptoms."""
     assert search.best is not None and search.original is not None
     assert search.first_failure is not None
     case, violations = search.best
@@ -702,26 +732,29 @@ def _finding(search: _Search, checker: CaseChecker, report: FuzzReport) -> Findi
 
     flaky = False
     markers = special_markers(target.dialect, checker.claim)
-    rank = partial(split_rank, claim=checker.claim)
+    settle = partial(
+        minimize_splits,
+        deadline=search.until(),
+        clock=time.perf_counter,  # the search's clock (a test may stand in for it)
+        keep_whole=markers,
+        rank=partial(split_rank, claim=checker.claim),
+    )
     # Over the time limit, each try could take the whole limit again: shown as found.
-    if len(case.chunks) > 1 and target.kind != TIMEOUT:
+    if len(case.chunks) > 1 and target.kind != TIMEOUT and not search.late():
         try:
-            shrunk = minimize_splits(case.chunks, fails, budget=2000, keep_whole=markers, rank=rank)
-            case = replace(case, chunks=tuple(shrunk))
+            case = replace(case, chunks=tuple(settle(case.chunks, fails, budget=2000)))
         except NotFailing:  # it failed a moment ago: the detector answers at random
             flaky = True
     if not flaky and target.check not in _KEEPS_TEXT and target.kind != TIMEOUT:
-        shorter = _shortest(case, checker, target, markers)
+        shorter = None if search.late() else _shortest(case, checker, target, markers, search)
         if shorter is not None:
             case = shorter
             # settled again in the shorter text, as replaying the saved case will settle it
-            with contextlib.suppress(NotFailing):
-                shrunk = minimize_splits(
-                    case.chunks, fails, budget=500, keep_whole=markers, rank=rank
-                )
-                case = replace(case, chunks=tuple(shrunk))
+            if not search.late():
+                with contextlib.suppress(NotFailing):
+                    case = replace(case, chunks=tuple(settle(case.chunks, fails, budget=500)))
     shapes: tuple[tuple[Signature, str], ...] = ()
-    if not flaky and target.kind != TIMEOUT:
+    if not flaky and target.kind != TIMEOUT and not search.late():
         # every check judges the shrunk case: the others it fails are its symptoms
         read = _read(case, checker.claim)
         judged, coarse = checker.keyed(read)
@@ -808,10 +841,10 @@ _KEEPS_TEXT = (Check.EXPECTED, Check.WARM_COLD)
 
 
 def _shortest(
-    case: Case, checker: CaseChecker, target: Signature, markers: tuple[str, ...]
+    case: Case, checker: CaseChecker, target: Signature, markers: tuple[str, ...], search: _Search
 ) -> Case | None:
     """The case cut to its shortest text that still shows ``target`` (ddmin over characters,
-    then split points), or ``None`` when nothing could be cut.
+    then split points, until ``search``'s hard deadline), or ``None`` when nothing could be cut.
 
     Hypothesis shrinks the bytes a message is drawn from, and cannot always drop a part
     of a message without changing the finding; deleting characters can. The ground truth
@@ -838,7 +871,9 @@ def _shortest(
         return target in checker.keyed(replace(bare, chunks=tuple(chunks)), only)[1]
 
     try:
-        chunks = minimize_text(case.chunks, fails, budget=2000)
+        chunks = minimize_text(
+            case.chunks, fails, budget=2000, deadline=search.until(), clock=time.perf_counter
+        )
     except NotFailing:  # it needs the truth after all, or the detector answers at random
         return None
     return replace(bare, chunks=tuple(chunks)) if len("".join(chunks)) < len(case.text) else None

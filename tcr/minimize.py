@@ -26,7 +26,9 @@ one shape whichever offset a chunking happened to cut at.
 
 Sans-I/O: the caller's predicate runs the detector and decides what "fails the same
 way" means (the same check, say). A predicate that raises propagates: wrapping a
-detector crash into a verdict is the caller's business, not a search result.
+detector crash into a verdict is the caller's business, not a search result. A
+search bounded in time (``deadline``) reads the clock the caller injects
+(``time.perf_counter``, say), as ``tcr.cost`` does: the core reads none of its own.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from tcr.rechunk import special_spans, split_at, splits_inside, splits_spec
 
 __all__ = [
     "FLAKY",
+    "Clock",
     "Minimized",
     "NotFailing",
     "Predicate",
@@ -49,6 +52,9 @@ __all__ = [
 
 Predicate = Callable[[Sequence[str]], bool]
 """True when this chunking still fails the same way as the one being minimized."""
+
+Clock = Callable[[], float]
+"""Seconds, monotonic: what a ``deadline`` is a time on."""
 
 Rank = Callable[[str], Callable[[int], int]]
 """Of a text, how little a split at each offset says: higher is less telling (a split in
@@ -81,20 +87,28 @@ class Minimized:
 
 
 class _OutOfBudget(Exception):
-    """The predicate budget is spent: every search keeps the best it has found so far."""
+    """The predicate budget or the time is spent: every search keeps the best it has found
+    so far."""
 
 
 class _Search:
-    """One minimization's predicate, its cache and its call budget, shared by every phase."""
+    """One minimization's predicate, its cache, its call budget and its deadline, shared by
+    every phase."""
 
-    __slots__ = ("_budget", "_fails", "_seen", "calls")
+    __slots__ = ("_budget", "_clock", "_deadline", "_fails", "_seen", "calls")
 
-    def __init__(self, fails: Predicate, budget: int | None) -> None:
+    def __init__(
+        self, fails: Predicate, budget: int | None, deadline: float | None, clock: Clock | None
+    ) -> None:
         if budget is not None and budget < 1:
             # The first call proves the input fails; without it nothing can be minimized.
             raise ValueError(f"minimize: budget must be at least 1 predicate call, not {budget}")
+        if deadline is not None and clock is None:
+            raise ValueError("minimize: a deadline needs the clock it is a time on")
         self._fails = fails
         self._budget = budget
+        self._deadline = deadline
+        self._clock = clock
         # Keyed by (text, split offsets): the text phase revisits chunkings ddmin has
         # already tried (complements of complements), and a detector run costs far more.
         self._seen: dict[tuple[str, _Items], bool] = {}
@@ -102,7 +116,13 @@ class _Search:
 
     @property
     def exhausted(self) -> bool:
-        return self._budget is not None and self.calls >= self._budget
+        """No call may be made: the budget is spent, or the deadline has passed (read only
+        after the first call, which proves the input fails)."""
+        if self._budget is not None and self.calls >= self._budget:
+            return True
+        if self._deadline is None or self._clock is None or not self.calls:
+            return False
+        return self._clock() >= self._deadline
 
     def fails(self, text: str, splits: _Items) -> bool:
         key = (text, splits)
@@ -168,9 +188,13 @@ def _layout(chunks: Sequence[str]) -> tuple[str, _Items]:
 
 
 def _start(
-    chunks: Sequence[str], fails: Predicate, budget: int | None
+    chunks: Sequence[str],
+    fails: Predicate,
+    budget: int | None,
+    deadline: float | None,
+    clock: Clock | None,
 ) -> tuple[_Search, str, _Items]:
-    search = _Search(fails, budget)
+    search = _Search(fails, budget, deadline, clock)
     text, splits = _layout(chunks)
     if not search.fails(text, splits):
         raise NotFailing(
@@ -293,19 +317,24 @@ def minimize(
     *,
     text_too: bool,
     budget: int | None = None,
+    deadline: float | None = None,
+    clock: Clock | None = None,
     keep_whole: Sequence[str] = (),
     rank: Rank | None = None,
 ) -> Minimized:
     """The fewest split points that still fail; with ``text_too``, then the shortest text.
 
     ``budget`` caps predicate calls across all phases; when it runs out the best
-    chunking found so far is returned. ``keep_whole``: special-token markers a split
+    chunking found so far is returned. So does ``deadline``, a time on ``clock`` (which
+    it needs): once the clock reads it, no further call is made; it is read only after
+    the first call, so an input that fails is never "not failing" for want of time.
+    ``keep_whole``: special-token markers a split
     falls inside only when the failure needs it (module docstring). Raises
     ``NotFailing`` (a ``ValueError``) when ``chunks`` does not fail. ``rank``: where each
     split settles (module docstring). Deterministic
     for a deterministic predicate.
     """
-    search, text, splits = _start(chunks, fails, budget)
+    search, text, splits = _start(chunks, fails, budget, deadline, clock)
     original = (text, splits)
     splits = _tokens_whole(search, text, splits, keep_whole)
     splits = _shrink_splits(search, text, splits)
@@ -324,27 +353,42 @@ def minimize_splits(
     fails: Predicate,
     *,
     budget: int | None = None,
+    deadline: float | None = None,
+    clock: Clock | None = None,
     keep_whole: Sequence[str] = (),
     rank: Rank | None = None,
 ) -> list[str]:
     """The same text cut at a 1-minimal set of the split points that still fails
-    (``keep_whole`` and ``rank``: as ``minimize`` takes them)."""
+    (``budget``, ``deadline``, ``keep_whole`` and ``rank``: as ``minimize`` takes them)."""
     shrunk = minimize(
-        chunks, fails, text_too=False, budget=budget, keep_whole=keep_whole, rank=rank
+        chunks,
+        fails,
+        text_too=False,
+        budget=budget,
+        deadline=deadline,
+        clock=clock,
+        keep_whole=keep_whole,
+        rank=rank,
     )
     return list(shrunk.chunks)
 
 
 def minimize_text(
-    chunks: Sequence[str], fails: Predicate, *, budget: int | None = None
+    chunks: Sequence[str],
+    fails: Predicate,
+    *,
+    budget: int | None = None,
+    deadline: float | None = None,
+    clock: Clock | None = None,
 ) -> list[str]:
     """The shortest text (characters deleted from inside chunks) that still fails,
-    then cut at a 1-minimal set of its remaining split points.
+    then cut at a 1-minimal set of its remaining split points (``budget`` and
+    ``deadline``: as ``minimize`` takes them).
 
     The predicate sees texts other than the original: anything it compares with
     (the whole run of invariance and holdback) must be taken of the text it is given.
     """
-    search, text, splits = _start(chunks, fails, budget)
+    search, text, splits = _start(chunks, fails, budget, deadline, clock)
     text, splits = _shrink_text(search, text, splits)
     splits = _shrink_splits(search, text, splits)
     return list(split_at(text, splits))

@@ -90,7 +90,12 @@ def parse_budget(value: str) -> float:
 @click.command(epilog=EPILOG)
 @detector_option
 @timeout_option
-@click.option("--budget", metavar="DURATION", help="Stop searching after this long (default 60s).")
+@click.option(
+    "--budget",
+    metavar="DURATION",
+    help="Wall time of the whole run, shrinking included; it may end up to 10% late, never "
+    "more (default 60s).",
+)
 @click.option("--max-examples", type=int, metavar="N", help="Stop searching after N examples.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the search.")
 @click.option(

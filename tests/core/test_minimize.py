@@ -150,6 +150,50 @@ def test_budget_below_one_raises_value_error() -> None:
         minimize_splits(LEAKY, LEAKS, budget=0)
 
 
+class VirtualClock:
+    """Seconds that pass only when a predicate call says so."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def taking_a_second(fails: Predicate, clock: VirtualClock) -> Predicate:
+    def slow(chunks: Sequence[str]) -> bool:
+        clock.now += 1.0
+        return fails(chunks)
+
+    return slow
+
+
+@pytest.mark.parametrize("deadline", [1, 2, 5, 9])
+def test_a_deadline_stops_the_search_as_a_budget_of_calls_does(deadline: int) -> None:
+    clock = VirtualClock()
+    counted, seen = counting(taking_a_second(LEAKS, clock))
+    result = minimize(LEAKY, counted, text_too=True, deadline=deadline, clock=clock)
+    # a call a second: no call once the clock reads the deadline, the best found kept
+    assert len(seen) == result.calls == deadline == clock.now
+    assert result == minimize(LEAKY, LEAKS, text_too=True, budget=deadline)
+    assert LEAKS(result.chunks)
+
+
+def test_a_deadline_already_passed_still_proves_the_input_fails_and_keeps_it() -> None:
+    clock = VirtualClock()
+    clock.now = 100.0
+    counted, seen = counting(LEAKS)
+    assert minimize_splits(LEAKY, counted, deadline=1.0, clock=clock) == list(LEAKY)
+    assert len(seen) == 1
+    with pytest.raises(NotFailing):  # never "not failing" for want of time
+        minimize_text([MESSAGE], LEAKS, deadline=1.0, clock=clock)
+
+
+def test_a_deadline_needs_a_clock() -> None:
+    with pytest.raises(ValueError, match="clock"):
+        minimize_splits(LEAKY, LEAKS, deadline=1.0)
+
+
 def test_non_failing_input_raises_not_failing_a_value_error() -> None:
     with pytest.raises(NotFailing, match="does not fail"):
         minimize_splits(split_at(MESSAGE, [5, 50]), LEAKS)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -33,9 +34,8 @@ REGRESSIONS = [ROOT / "regressions"]  # the handmade corpus: its expectations ar
 @pytest.mark.parametrize("name", sorted(BROKEN))
 @pytest.mark.slow
 def test_every_broken_detector_is_found_and_shrunk_small(name: str, seed: int) -> None:
-    report = run(
-        detector=BROKEN[name], max_examples=5000, budget_s=20, seed=seed, save=None, exitfirst=True
-    )
+    # examples, not seconds: a budget would cut shrinking short on a slow machine
+    report = run(detector=BROKEN[name], max_examples=5000, seed=seed, save=None, exitfirst=True)
     finding = report.finding
     assert finding is not None, f"{name} survived {report.examples} examples"
     # Shrinking keeps the finding's signature, its dialect included, so the markers of its
@@ -102,6 +102,9 @@ class _Clock:
     def perf_counter(self) -> float:
         return self.now
 
+    def time(self) -> float:  # the wall clock a worker process starts from
+        return self.now
+
 
 def test_a_budget_stops_the_search(monkeypatch: pytest.MonkeyPatch) -> None:
     clock, keyed = _Clock(), CaseChecker.keyed
@@ -118,6 +121,51 @@ def test_a_budget_stops_the_search(monkeypatch: pytest.MonkeyPatch) -> None:
     assert report.stopped == "budget" and report.finding is None
     # examples start at 0, 1/8, 2/8, 3/8 and 4/8 s: the fifth starts on the deadline, not past it
     assert (report.examples, report.search_seconds) == (5, 0.625)
+
+
+class _InTurn:
+    """``--jobs``'s workers run one after another in this process, on the test's clock."""
+
+    def stopped(self) -> bool:
+        return False
+
+    def claim(self) -> bool:
+        return True
+
+    def count(self, worker: int, generated: int, mutated: int) -> None:
+        pass
+
+    @staticmethod
+    def run_workers(
+        work: Callable[..., FuzzReport], args: Sequence[tuple[Any, ...]], **kwargs: Any
+    ) -> list[FuzzReport]:
+        return [work(worker, *arguments) for worker, arguments in enumerate(args)]
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_the_budget_bounds_shrinking_too(monkeypatch: pytest.MonkeyPatch, jobs: int) -> None:
+    """A slow detector's finding is shrunk until 10% past the budget, no later (Hypothesis's
+    shrinking and delta debugging both): the run ends at most one check after it, with the
+    finding as far as it was shrunk. Unbounded, this run ended at 44 s."""
+    clock, keyed = _Clock(), CaseChecker.keyed
+    check_seconds = 0.125
+
+    def slow_check(
+        checker: CaseChecker, case: Case, checks: Collection[Check] | None = None
+    ) -> tuple[list[Violation], list[Signature]]:
+        clock.now += check_seconds
+        return keyed(checker, case, checks)
+
+    monkeypatch.setattr(runner, "time", clock)
+    monkeypatch.setattr(CaseChecker, "keyed", slow_check)
+    monkeypatch.setattr(runner, "run_workers", _InTurn.run_workers)
+    monkeypatch.setattr(runner, "shared", _InTurn)
+    detector = BROKEN["per_chunk_markers"]
+    report = run(detector=detector, budget_s=2, seed=0, corpus=[], save=None, jobs=jobs)
+    assert report.seconds <= 2 * 1.1 + check_seconds
+    assert report.stopped == "budget"
+    finding = report.finding
+    assert finding is not None and finding.signature.shape == "split-in-opener"
 
 
 @pytest.mark.slow

@@ -128,7 +128,7 @@ def invoke(*args: str) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
-@pytest.mark.slow  # fuzz shrinks three findings, past its 1 s budget (issue 33)
+@pytest.mark.slow  # a whole matrix replayed, and fuzzed for its budget
 def test_the_command_prints_the_table_the_findings_and_a_summary(tmp_path: Path) -> None:
     html = tmp_path / "matrix.html"
     args = [*map(str, PATHS), "--detector", SPLITS_MARKERS, "--detector", HERMES_ONLY]
