@@ -45,6 +45,7 @@ from tcr.detector.core import StreamDetector
 from tcr.detector.events import Text
 from tcr.detector.formats import DISTINCTIVE_OPENERS, SHARING, alternation, lexicon
 from tcr.dialects import BY_ID, BodyLexer, Dialect
+from tcr.readings import newline_openers
 from tcr.rechunk import special_spans, splits_inside
 
 if TYPE_CHECKING:  # tcr._verdict names dialects with this module's help
@@ -338,7 +339,11 @@ def _places(text: str, claim: Claim = EVERYTHING) -> _Places:
     reference restricted to ``claim`` reads them (``_blocks_read``), as spans; text that
     ends in part of an opening marker ends in an opener."""
     blocks = _blocks_read(text, claim.dialects)
-    openers = [(b.start, b.body) for b in blocks if b.body > b.start]
+    # under opener_newline: required, the newline after such an opener is part of it
+    newline = (
+        newline_openers(claim.dialects) if claim.choice("opener_newline") == "required" else ()
+    )
+    openers = [(b.start, _opener_end(text, b, newline)) for b in blocks if b.body > b.start]
     closers = tuple((b.closer, b.end) for b in blocks if b.end > b.closer)
     bodies = tuple((b.body, b.closer) for b in blocks)
     partial_re = lexicon(claim.dialects).partial_opener_re
@@ -346,6 +351,15 @@ def _places(text: str, claim: Claim = EVERYTHING) -> _Places:
     if partial is not None and not any(a <= partial.start() < b for a, b in (*bodies, *closers)):
         openers.append(partial.span())
     return tuple(openers), closers, bodies
+
+
+def _opener_end(text: str, block: _Block, newline: Collection[str]) -> int:
+    """Where a block's opener ends: past the newline after it when it is one of
+    ``newline``, the openers the claim requires a newline after."""
+    end = block.body
+    if text[block.start : end] in newline and text[end : end + 1] == "\n":
+        end += 1
+    return end
 
 
 def _marker_at(raw: str, markers: Sequence[str], *, start: bool) -> str:

@@ -274,6 +274,8 @@ BUG_PASSING = {
     ("trimming", Bug.INDEX_REUSED),
     ("trimming", Bug.PER_CHUNK_MARKER),
     ("trimming", Bug.CLOSE_IN_STRING),
+    ("qwen3_coder", Bug.FLUSH_SWALLOWED),
+    ("qwen3_coder", Bug.PER_CHUNK_MARKER),
 }
 
 

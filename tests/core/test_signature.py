@@ -16,6 +16,7 @@ from tcr.claims import Claim
 from tcr.detector.core import StreamDetector
 from tcr.detector.events import Event, Text, ToolCall
 from tcr.oracle import check_trace, conservation, expected, no_leak
+from tcr.policies import Policies
 from tcr.signature import (
     WHOLE,
     Signature,
@@ -103,6 +104,14 @@ def test_shape_reads_blocks_as_the_claim_does() -> None:
     assert shape(chunks) == "split-in-closer"
     assert shape(chunks, Claim(frozenset({"hermes"}))) == "split-in-text"
     assert shape(["hello <tool", "_c"], Claim(frozenset({"tools_tag"}))) == "split-in-text"
+
+
+def test_an_opener_the_claim_requires_a_newline_after_ends_past_it() -> None:
+    chunks = ["<tool_call>", "\n<function=f>\n</function>\n</tool_call>"]
+    claim = Claim(frozenset({"qwen3_coder"}))
+    assert shape(chunks, claim) == "split-at-marker-edge"
+    required = claim.with_policies(Policies.of({"opener_newline": "required"}))
+    assert shape(chunks, required) == "split-in-opener"  # '<tool_call>\n' is its opener
 
 
 def test_shape_names_the_most_telling_split() -> None:
