@@ -371,6 +371,7 @@ def _candidates(d: Dialect) -> list[Probe]:
             out.append(Probe("holdback", d.id, (before + block[:-3],)))
             if d.reads_cut_closer:  # or, where the reference reads calls there: are they?
                 out.append(Probe("cut_closer", d.id, (before + block[:-3],)))
+    out += _argument_probes(d, before)
     if d.schema_typed:
         out += _typed_probes(d, before)
     out += [Probe(f"{d.id}.{v.id}", d.id, (v.probe,)) for v in d.variants]
@@ -379,10 +380,6 @@ def _candidates(d: Dialect) -> list[Probe]:
         out += [
             Probe("malformed", d.id, (before + opener + broken + closer + _AFTER,))
             for broken in (body[: len(body) // 2], "{}", '{"x": 1}', "not a call", "")
-        ]
-        out += [
-            Probe("arguments", d.id, (before + opener + shape + closer + _AFTER,))
-            for shape in _lenient_shapes(body)
         ]
         if d.anywhere:
             out.append(Probe("holdback", d.id, ("Note " + closer[:-1], "x and more.")))
@@ -436,24 +433,34 @@ def _long_probes(d: Dialect) -> list[Probe]:
     return [Probe("long_block", d.id, ((_BEFORE if d.anywhere else "") + padded + _AFTER,))]
 
 
-def _lenient_shapes(body: str) -> list[str]:
-    """A JSON call body rewritten in the lenient shapes (``arguments: lenient``)."""
-    stripped = body.strip()
-    try:
-        value = json.loads(stripped)
-    except ValueError:
+def _argument_probes(d: Dialect, before: str) -> list[Probe]:
+    """The example with its first call's JSON rewritten in the lenient shapes (``arguments``:
+    the other of ``arguments``/``parameters``, the arguments as a JSON string, the nested
+    OpenAI shape), in every dialect whose example writes that call as one JSON object
+    (Hermes' body, an item of Mistral's array, ...)."""
+    block = d.example.block
+    first = d.example.calls[0]
+    key = next(
+        (
+            k
+            for k in ("arguments", "parameters")
+            if json.dumps({"name": first.name, k: first.arguments}) in block
+        ),
+        None,
+    )
+    if key is None:
         return []
-    if not isinstance(value, dict) or "name" not in value or "arguments" not in value:
-        return []
-    lead = body[: len(body) - len(body.lstrip())]
-    trail = body[len(body.rstrip()) :]
-    name, arguments = value["name"], value["arguments"]
+    plain = json.dumps({"name": first.name, key: first.arguments})
+    other = "parameters" if key == "arguments" else "arguments"
     shapes = [
-        {"name": name, "parameters": arguments},
-        {"name": name, "arguments": json.dumps(arguments)},
-        {"type": "function", "function": {"name": name, "arguments": arguments}},
+        {"name": first.name, other: first.arguments},
+        {"name": first.name, key: json.dumps(first.arguments)},
+        {"type": "function", "function": {"name": first.name, "arguments": first.arguments}},
     ]
-    return [lead + json.dumps(s) + trail for s in shapes]
+    return [
+        Probe("arguments", d.id, (before + block.replace(plain, json.dumps(s), 1) + _AFTER,))
+        for s in shapes
+    ]
 
 
 def _tells_apart(probe: Probe, dialects: frozenset[str] | None) -> bool:

@@ -44,6 +44,12 @@ def test_every_claimed_call_dialect_is_probed() -> None:
     assert {p.dialect for p in probes_for(frozenset({"hermes"}))} == {"hermes"}
 
 
+def test_arguments_are_probed_wherever_a_call_is_one_json_object() -> None:
+    """Mistral's array items too: vLLM reads only 'arguments' there, SGLang 'parameters'."""
+    probed = {p.dialect for p in probes_for(None) if p.policy == "arguments"}
+    assert {"hermes", "mistral", "internlm", "tools_tag"} <= probed
+
+
 @pytest.mark.parametrize("name", sorted(CHOOSING))
 def test_a_detector_making_a_legitimate_choice_is_read_as_making_it(name: str) -> None:
     factory, chosen = CHOOSING[name]
