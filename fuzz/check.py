@@ -47,9 +47,14 @@ class CaseChecker:
     """Judges cases for one detector factory; one detector per message (ARCHITECTURE.md §5.2)."""
 
     def __init__(
-        self, factory: Factory, timeout: float | None = None, claim: Claim | None = None
+        self,
+        factory: Factory,
+        timeout: float | None = None,
+        claim: Claim | None = None,
+        checks: Collection[Check] = CHECKS,
     ) -> None:
         self.factory = factory
+        self.checks = tuple(checks)  # the checks asked for (--check): what "every" means
         self.timeout = timeout  # seconds per message run: see tcr.time_limit
         self.claim = claim or EVERYTHING  # what it speaks: no_leak and holdback follow it
         # The ground truth is written by the contract, with the reference's choices (but
@@ -61,8 +66,8 @@ class CaseChecker:
         self.truth_claim = self.claim.with_policies(truth_policies)
 
     def check(self, case: Case, checks: Collection[Check] | None = None) -> list[Violation]:
-        """Every violation of every oracle (``checks``: of those only), in the order of
-        ``tcr.oracle.CHECKS``."""
+        """Every violation of every oracle asked for (``checks``: of those only), in the
+        order of ``tcr.oracle.CHECKS``."""
         return self.keyed(case, checks)[0]
 
     def keyed(
@@ -73,13 +78,14 @@ class CaseChecker:
         compare against it), so only its oracles run again. Warm-cold judges the text, not
         the chunking: ``whole``."""
         text = case.text
-        wanted = CHECKS if checks is None else checks
+        wanted = self.checks if checks is None else checks
         judge = Judge(
             self.factory,
             text,
             tools=case.tools,
             expectation=None if case.truth is None else case.truth.expected(),
-            checks=[c for c in TRACE_CHECKS if c in wanted],
+            # policy/inconsistent is told on the trace, from expected (tcr.judge)
+            checks=[c for c in (*TRACE_CHECKS, Check.POLICY) if c in wanted],
             timeout=self.timeout,
             claim=self.claim,
             expectation_for=self.truth_claim,  # the ground truth is made for the claim

@@ -4,6 +4,12 @@
 detector runs in this process); each violation becomes a ``Finding`` seen once
 (``count`` 1) whose reproducer is ``tcr replay --check cost …``. Nothing is saved: the
 probe is rebuilt from the claim, and a recording would not show a cost.
+
+With a budget the probe gets ``SHARE`` of it at most, on the wall clock (the budget's):
+past that it is cut short (``Cost.cut``) and judged on what it measured. A quarter: a
+linear detector's probe takes well under a second, a quadratic one's a few (its runs
+are capped), so a quarter of a minute is ample for both, and the search keeps at least
+three quarters, shrinking included, of any budget, however slow the detector.
 """
 
 from __future__ import annotations
@@ -22,15 +28,31 @@ from tcr.time_limit import message_time_limit
 
 from .model import Case, Finding
 
-__all__ = ["cost_findings"]
+__all__ = ["SHARE", "cost_findings"]
+
+SHARE = 0.25  # of the budget, at most, for the cost probe (module docstring)
 
 
 def cost_findings(
-    factory: Factory, spec: str, claim: Claim, timeout: float | None
+    factory: Factory,
+    spec: str,
+    claim: Claim,
+    timeout: float | None,
+    deadline: float | None = None,
 ) -> tuple[Cost, list[Finding]]:
-    """The cost check on the fuzzed detector (``spec``: how it was named) and its findings."""
+    """The cost check on the fuzzed detector (``spec``: how it was named) and its findings.
+
+    ``deadline`` (``time.perf_counter``): when its share of the budget is spent (``None``:
+    no budget, it runs to the end)."""
     started = time.perf_counter()
-    cost = measure_cost(factory, claim=claim, clock=time.process_time, limit=_limit(timeout))
+    cost = measure_cost(
+        factory,
+        claim=claim,
+        clock=time.process_time,
+        limit=_limit(timeout),
+        deadline=deadline,
+        wall=time.perf_counter,
+    )
     seconds = time.perf_counter() - started
     detector = [] if spec == REFERENCE else ["--detector", spec]
     return cost, [

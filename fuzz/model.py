@@ -12,7 +12,7 @@ from tcr.claims import EVERYTHING, Claim
 from tcr.cost import Cost
 from tcr.dialects import DIALECTS
 from tcr.errors import EXIT_OK
-from tcr.oracle import Check, Violation
+from tcr.oracle import CHECKS, Check, Violation
 from tcr.rechunk import Chunking, splits_spec
 from tcr.signature import Signature
 
@@ -115,18 +115,25 @@ class FuzzReport:
     skipped: list[str] = field(default_factory=list)  # recordings not mutated, and why
     findings: list[Finding] = field(default_factory=list)  # one per signature, in found order
     # "budget", "max_examples", "max_findings" or "failure" (-x: the first finding);
-    # "stopped": by another job's finding
+    # "stopped": by another job's finding; "checks": no check asked for judges a case
     stopped: str = ""
     shard: tuple[int, int] | None = None  # (k, n): the k-th of n shares of the search
     jobs: int = 1  # processes
     claim: Claim = EVERYTHING  # what the detector was judged against
-    cost: Cost | None = None  # the cost check's measurements (None: not run, e.g. shard 2 of 3)
+    # the cost check's measurements (None: not run: shard 2 of 3, --check without cost)
+    cost: Cost | None = None
     # Generated examples with a block in each dialect (a message may count for several).
     by_dialect: dict[str, int] = field(default_factory=dict)
     # While the run goes: "cost" (the cost probe), "generate", "mutate" or "shrink" (then
     # ``shrinking`` names the signature being shrunk); "" while processes search.
     phase: str = ""
     shrinking: str = ""
+    checks: tuple[Check, ...] = CHECKS  # the checks run (--check; default: every one)
+
+    @property
+    def selected(self) -> tuple[Check, ...] | None:
+        """The checks ``--check`` chose, when it chose fewer than every one."""
+        return None if self.checks == CHECKS else self.checks
 
     @property
     def examples(self) -> int:

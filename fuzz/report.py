@@ -19,6 +19,7 @@ from tcr.findings import Grouped, group, shrunk
 from tcr.oracle import Check, Violation
 from tcr.signature import PROXY_NOTE, WHOLE, Signature, signature
 
+from .cost import SHARE
 from .model import Finding, FuzzReport
 from .truth import Truth
 
@@ -98,6 +99,8 @@ def render(report: FuzzReport, console: Console) -> None:
     if report.max_examples is not None:
         limits.append(f"at most {_plural(report.max_examples, 'example')}")
     limits += _scale_out(report)
+    if report.selected is not None:  # as --check chose them
+        limits.append(f"checks {', '.join(report.selected)}")
     mutating = f"mutating {_plural(report.recordings, 'recording')}"
     if report.skipped:  # on the same line: a recording left out is no news in every run
         mutating += f" [dim](not: {escape('; '.join(report.skipped))})[/]"
@@ -115,7 +118,7 @@ def render(report: FuzzReport, console: Console) -> None:
         highlight=False,
     )
     if report.cost is not None:
-        console.print(f"cost: {escape(report.cost.summary())}", highlight=False)
+        console.print(f"cost: {escape(_cost_line(report))}", highlight=False)
     if not report.findings:
         console.print("[green]no violation[/]")
         return
@@ -128,6 +131,16 @@ def render(report: FuzzReport, console: Console) -> None:
     console.print(f"[bold red]{count}[/]{why.get(report.stopped, '')}", highlight=False)
     for finding in causes:
         _render_cause(finding, console)
+
+
+def _cost_line(report: FuzzReport) -> str:
+    """The cost check's growth, or why it did not judge; cut short: its share of the
+    budget named (``tcr.fuzz.cost.SHARE``)."""
+    assert report.cost is not None
+    line = report.cost.summary()
+    if report.cost.cut is not None and report.budget_s is not None:
+        line += f" (its share of the budget, {report.budget_s * SHARE:.2g} s, was spent)"
+    return line
 
 
 def _render_cause(finding: Grouped[Finding], console: Console) -> None:
@@ -227,6 +240,10 @@ def write_junit(report: FuzzReport, path: str | Path) -> None:
         properties.append(("shard", "{}/{}".format(*report.shard)))
     if report.shard is not None or report.jobs > 1:
         properties.append(("jobs", str(report.jobs)))
+    if report.selected is not None:
+        properties.append(("checks", ",".join(report.selected)))
+    if report.cost is not None and report.cost.cut is not None:
+        properties.append(("cost_probe", report.cost.cut_short))
     classname = f"tcr fuzz {report.detector} seed {report.seed}"
     if report.shard is not None:  # CI matrices: one class per shard
         classname += " shard {}/{}".format(*report.shard)
@@ -346,11 +363,17 @@ def to_sarif(report: FuzzReport, *, root: Path | None = None) -> dict[str, Any]:
     }
     if report.shard is not None:
         properties["shard"] = "{}/{}".format(*report.shard)
+    if report.selected is not None:
+        properties["checks"] = list(report.selected)
+    notes = [f"not mutated: {line}" for line in report.skipped]
+    if report.cost is not None and report.cost.cut is not None:
+        properties["costProbe"] = report.cost.cut_short
+        notes.append(_cost_line(report))
     return sarif.to_sarif(
         sarif_results(report),
         root=(Path.cwd() if root is None else root).resolve(),
         exit_code=report.exit_code,
-        notes=[f"not mutated: {line}" for line in report.skipped],
+        notes=notes,
         properties=properties,
     )
 

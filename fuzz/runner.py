@@ -52,8 +52,9 @@ from tcr.detector.loader import (
 )
 from tcr.errors import FactoryError, TcrError
 from tcr.expectation import expectation_of
+from tcr.judge import checks_of
 from tcr.minimize import FLAKY, NotFailing, minimize_splits, minimize_text
-from tcr.oracle import Check, Violation
+from tcr.oracle import CHECKS, RECORDING_CHECKS, Check, Violation
 from tcr.probes import PolicyReading, read_spec
 from tcr.readings import read
 from tcr.rechunk import split_tokens_mended
@@ -76,7 +77,7 @@ from tcr.time_limit import DEFAULT_TIMEOUT, check_timeout
 
 from . import engine
 from .check import CaseChecker, FactoryFailed
-from .cost import cost_findings
+from .cost import SHARE, cost_findings
 from .model import Case, Finding, FuzzReport
 from .mutate import OPS_BYTES, Seed, decode_mutant, load_seeds
 from .policy import policy_findings
@@ -329,6 +330,13 @@ class _Plan:
     exitfirst: bool = False  # stop at the first finding
     max_findings: int | None = None  # stop after this many distinct findings
     writing: tuple[str, ...] | None = None  # blocks written in these claimed dialects only
+    checks: tuple[Check, ...] = CHECKS  # the checks run (--check; default: every one)
+
+    @property
+    def searches(self) -> bool:
+        """Whether any check asked for judges cases: cost alone (and policy's probes) need
+        none; policy/inconsistent is told on cases, as replay tells it on recordings."""
+        return any(c in RECORDING_CHECKS or c is Check.POLICY for c in self.checks)
 
     @property
     def repertoire(self) -> Repertoire:
@@ -357,6 +365,7 @@ def run(
     max_findings: int | None = None,
     writing: Collection[str] | None = None,
     policies: Mapping[str, str] | None = None,
+    checks: Collection[str] | None = None,
 ) -> FuzzReport:
     """Fuzz a detector with generated messages and mutated recordings; every distinct finding.
 
@@ -369,7 +378,8 @@ def run(
     reference detector is restricted to the claim (``StreamDetector(dialects=…)``).
 
     ``budget_s`` bounds the whole run in wall seconds, shrinking included (it may end
-    up to ``LATE`` times it; the cost probe counts in it), ``max_examples`` the search in
+    up to ``LATE`` times it; the cost probe counts in it, and gets ``SHARE`` of it at most:
+    ``tcr.fuzz.cost``), ``max_examples`` the search in
     examples (at least one of them; default: 60 s). The search goes on after a finding:
     ``exitfirst`` stops it at the first, ``max_findings`` after that many
     distinct ones. ``corpus``: recordings to mutate (files or directories;
@@ -385,7 +395,10 @@ def run(
     ``tcr.replay.run``, the workers are fresh processes that import the detector
     factory by name. ``timeout``: CPU seconds one run of one message may take in an
     in-process detector (default as ``tcr fuzz``'s; None: no limit; a ``--detector-cmd``
-    harness has its own limit per answer instead). Raises ``TcrError`` for unusable
+    harness has its own limit per answer instead). ``checks`` (``--check``): the checks
+    run, as ``tcr.replay.run`` takes them (default, or empty: every one); without ``cost``
+    the cost probe does not run, without ``policy`` the policy probes still read the
+    choices every case is judged with but report nothing. Raises ``TcrError`` for unusable
     options and a worker that dies; a detector that crashes or goes over the time
     limit is a finding (check ``crash``).
     """
@@ -404,6 +417,7 @@ def run(
     if formats is not None and dialects is not None:
         raise TcrError("formats is the older name of dialects: give one of them")
     chosen = dialects if dialects is not None else formats
+    selected = checks_of(checks or None)  # none given: every check (as replay)
     plan, skipped, reading = _plan(
         detector, claim, chosen, (empty_tools, special_tokens), corpus, policies, timeout
     )
@@ -415,6 +429,7 @@ def run(
         exitfirst=exitfirst,
         max_findings=1 if exitfirst else max_findings,
         writing=_writing(writing, plan.claim),
+        checks=selected,
     )
     report = FuzzReport(
         plan.spec,
@@ -426,6 +441,7 @@ def run(
         shard=shard,
         jobs=jobs,
         claim=plan.claim,
+        checks=selected,
     )
     report.recordings = len(plan.seeds)
     if jobs > 1:
@@ -435,17 +451,29 @@ def run(
     started = time.perf_counter()  # the budget counts the cost probe too
     try:
         if shard is None or shard[0] == 1:  # once per run: the first shard's
-            report.phase = "cost"
-            if on_progress is not None:
-                on_progress(report)
-            report.cost, found = cost_findings(plan.factory, plan.spec, plan.claim, plan.timeout)
-            found = policy_findings(reading, plan.spec) + found
+            found = policy_findings(reading, plan.spec) if Check.POLICY in selected else []
+            if Check.COST in selected:
+                report.phase = "cost"
+                if on_progress is not None:
+                    on_progress(report)
+                share = _deadline(started, budget_s, SHARE)  # never: no budget
+                report.cost, costly = cost_findings(
+                    plan.factory,
+                    plan.spec,
+                    plan.claim,
+                    plan.timeout,
+                    None if share == math.inf else share,
+                )
+                found += costly
             report.findings = found[: plan.max_findings]
             if plan.max_findings is not None and len(report.findings) >= plan.max_findings:
                 report.stopped = "failure" if plan.exitfirst else "max_findings"
                 report.seconds = time.perf_counter() - started
                 return report
-        if workers > 1:
+        if not plan.searches:  # --check cost (or policy's probes) alone: no case to judge
+            report.stopped = "checks"
+            report.seconds = time.perf_counter() - started
+        elif workers > 1:
             _search_in_processes(report, plan, workers, save, on_progress, started)
         else:
             _search(report, plan, save, on_progress, started)
@@ -478,7 +506,7 @@ def _search(
     run_started: float,
 ) -> None:
     started = time.perf_counter()
-    checker = CaseChecker(plan.factory, plan.timeout, plan.claim)
+    checker = CaseChecker(plan.factory, plan.timeout, plan.claim, plan.checks)
     deadline = _deadline(run_started, report.budget_s)
     hard = _deadline(run_started, report.budget_s, LATE)
     search = _Search(checker, deadline, started, hard_deadline=hard)
@@ -561,7 +589,7 @@ def _work(
         shard=whole.shard,
         claim=whole.claim,
     )
-    checker = CaseChecker(plan.factory, plan.timeout, plan.claim)
+    checker = CaseChecker(plan.factory, plan.timeout, plan.claim, plan.checks)
     # Only --exitfirst lets one worker's finding stop the others.
     claim = state.claim if plan.exitfirst else _always
     deadline = _deadline(started - spent, whole.budget_s)
@@ -887,7 +915,9 @@ def _saved(finding: Finding, report: FuzzReport, plan: _Plan, save: str | Path |
         return finding
     path = save_case(finding, Path(save), seed=report.seed, detector=plan.spec)
     detector = None if plan.spec == REFERENCE else plan.spec
-    replay, tui = commands(path, detector, plan.claim.options())
+    # the checks asked for, restated, but the cost probe's: a recording does not show it
+    asked = [] if plan.checks == CHECKS else [c for c in plan.checks if c is not Check.COST]
+    replay, tui = commands(path, detector, plan.claim.options(), asked)
     return replace(finding, saved=path, replay_command=replay, tui_command=tui)
 
 

@@ -69,15 +69,20 @@ def save_case(finding: Finding, directory: Path, *, seed: int, detector: str) ->
 
 
 def commands(
-    path: Path, detector: str | None, claim_options: Sequence[str] = ()
+    path: Path,
+    detector: str | None,
+    claim_options: Sequence[str] = (),
+    checks: Sequence[str] = (),
 ) -> tuple[str, str]:
     """The ``tcr replay`` and ``tcr tui`` lines that reproduce a saved failure.
 
-    ``claim_options``: ``Claim.options()``, so the reproducer judges the same claim.
+    ``claim_options``: ``Claim.options()``, so the reproducer judges the same claim;
+    ``checks``: the checks the run was asked for (``--check``), restated for replay.
     """
     shown = _shown_path(path)
     options = [*(["--detector", detector] if detector else []), *claim_options]
-    replay = shlex.join(["tcr", "replay", shown, "--rechunk", "original", *options])
+    asked = [arg for check in checks for arg in ("--check", check)]
+    replay = shlex.join(["tcr", "replay", shown, "--rechunk", "original", *options, *asked])
     tui = shlex.join(["tcr", "tui", shown, *options])
     return replay, tui
 

@@ -39,6 +39,14 @@ the one whose blocks cost more as they grow. When no part grows alone but the te
 is linear and one dialect is claimed, the growth comes with that dialect's blocks,
 and the finding names it. Its signature is ``cost/superlinear/DIALECT@fixed:8``.
 
+A run with a budget gives the check a share of it (``deadline``, on the ``wall``
+clock: the budget is wall time). When it is spent the measurement stops where it is,
+and the check is *cut short* (``Cost.cut``: the longest probe message it had begun):
+its rules are kept, so only what was measured and confirmed before the cut counts. A
+growth not yet confirmed is no finding (the check is then skipped, saying so); one
+confirmed before the parts were all told apart is a finding named as far as they were
+(no dialect when plain text was not yet judged linear).
+
 Pure: the clock is injected (``time.process_time`` for a detector in this
 process, ``time.perf_counter`` for one in another process, whose work this
 process's CPU time does not see), and so is the per-message time limit
@@ -136,6 +144,14 @@ class Cost:
     violations: tuple[Violation, ...] = ()
     measured: tuple[Growth, ...] = ()  # every measurement, in the order taken
     skipped: str = ""  # why the check could not judge ("": it did)
+    # characters of the longest probe message begun when its share of the time ran out
+    # (None: not cut short)
+    cut: int | None = None
+
+    @property
+    def cut_short(self) -> str:
+        """``cost probe cut short at 16,384 characters``, or "" when it was not."""
+        return "" if self.cut is None else f"cost probe cut short at {self.cut:,} characters"
 
     @property
     def growth(self) -> Growth | None:
@@ -154,12 +170,13 @@ class Cost:
             return self.skipped
         growth = self.growth
         if growth is None:
-            return ""
+            return self.cut_short
         bound = "at least " if growth.at_least else ""
-        return (
+        measured = (
             f"growth {bound}{growth.ratio:.1f}x from {growth.small:,} to {growth.large:,} "
             "characters"
         )
+        return f"{measured}; {self.cut_short}" if self.cut_short else measured
 
 
 # --- the probe -------------------------------------------------------------------------
@@ -267,6 +284,14 @@ class _Raised(Exception):
     """The detector raised on the probe: the check cannot judge it (the others will)."""
 
 
+class _CutShort(Exception):
+    """The check's share of the time is spent: the measurement stops where it is."""
+
+
+def _never() -> bool:
+    return False
+
+
 @dataclass(frozen=True, slots=True)
 class _Run:
     seconds: float
@@ -300,15 +325,29 @@ class _Meter:
     """Runs probes through fresh detectors on the injected clock."""
 
     def __init__(
-        self, factory: Factory, clock: Clock, limit: Limit, settings: Settings, claim: Claim
+        self,
+        factory: Factory,
+        clock: Clock,
+        limit: Limit,
+        settings: Settings,
+        claim: Claim,
+        deadline: tuple[Clock, float] | None = None,
     ) -> None:
         self.factory = factory
         self.clock = clock
         self.limit = limit
         self.settings = settings
         self.claim = claim
+        self.deadline = deadline  # (wall clock, when the share is spent on it)
         self.measured: list[Growth] = []
         self.pools: dict[tuple[str | None, int], _Pool] = {}
+        self.longest = 0  # characters of the longest probe message begun
+        # The violations what has been measured and confirmed so far shows: the verdict
+        # when the share is spent before the check is done.
+        self.shown: tuple[Violation, ...] = ()
+
+    def spent(self) -> bool:
+        return self.deadline is not None and self.deadline[0]() >= self.deadline[1]
 
     def text(self, part: str | None, size: int) -> str:
         return probe(size, part, self.claim)
@@ -316,8 +355,13 @@ class _Meter:
     def run(self, text: str, cap: float | None = None) -> _Run:
         """One message through a fresh detector; ``cap``: stop after that many seconds."""
         step = self.settings.chunk
+        if self.spent():
+            raise _CutShort
+        self.longest = max(self.longest, len(text))
         detector = make_detector(self.factory, None)  # FactoryError: the caller's to report
         clock = self.clock
+        # the share of the time, read with the clock (every run alike); never: no deadline
+        spent = self.spent if self.deadline is not None else _never
         collecting = gc.isenabled()
         gc.collect()
         gc.disable()
@@ -332,11 +376,14 @@ class _Meter:
                 every = step * _CLOCK_EVERY
                 for fed in range(step, len(text) + step, step):
                     detector.feed(text[fed - step : fed])
-                    if fed % every == 0 and clock() - start > limit and fed < len(text):
-                        return _Run(clock() - start, fed, True)
+                    if fed % every == 0:
+                        if clock() - start > limit and fed < len(text):
+                            return _Run(clock() - start, fed, True)
+                        if spent() and fed < len(text):
+                            raise _CutShort
                 detector.finish()
                 return _Run(clock() - start, len(text), False)
-        except FactoryError:
+        except (FactoryError, _CutShort):
             raise
         except GeneratorExit:
             raise
@@ -409,6 +456,8 @@ def measure_cost(
     clock: Clock,
     limit: Limit = nullcontext,
     settings: Settings = DEFAULT,
+    deadline: float | None = None,
+    wall: Clock | None = None,
 ) -> Cost:
     """The cost check on detectors made by ``factory`` (called with ``tools=None``).
 
@@ -417,13 +466,19 @@ def measure_cost(
     manager per run, the per-message time limit (``tcr.time_limit``); what it
     raises, like any exception of the detector, skips the check with the reason
     (the event checks report a detector that raises). A factory that fails raises
-    ``FactoryError``.
+    ``FactoryError``. ``deadline``: when, on ``wall`` (default ``clock``), the check's
+    share of the time is spent: it stops there, cut short (module docstring; ``None``:
+    it runs to the end).
     """
-    meter = _Meter(factory, clock, limit, settings, claim)
+    until = None if deadline is None else (clock if wall is None else wall, deadline)
+    meter = _Meter(factory, clock, limit, settings, claim, until)
     try:
         violations = _violations(meter)
     except _Raised as error:
         return Cost((), tuple(meter.measured), f"the detector raised on the probe: {error}")
+    except _CutShort:
+        cut = Cost(meter.shown, tuple(meter.measured), cut=meter.longest)
+        return cut if meter.shown else replace(cut, skipped=cut.cut_short)
     return Cost(violations, tuple(meter.measured))
 
 
@@ -432,6 +487,9 @@ def _violations(meter: _Meter) -> tuple[Violation, ...]:
     every = meter.judged(None, meter.calibrated(None, s.start, s.min_seconds))
     if not every.grew(s):
         return ()
+    # Confirmed: a finding even if the share is spent before the parts are told apart, of
+    # no dialect until plain text is judged linear (it would take the dialect away).
+    meter.shown = (_violation(every, "", s),)
     # Which part grows, each alone, from the length it has in the probe of every part (its
     # quadratic share is the same there) and a quarter of the time: the probe of every
     # part was confirmed, this only tells the parts apart. Plain text (the whole buffer
@@ -455,6 +513,11 @@ def _violations(meter: _Meter) -> tuple[Violation, ...]:
             return (_violation(found, "", s),)
         if found.grew(s):
             grew.append(found)
+        # what the parts told so far show, should the share be spent before the rest are
+        if grew:
+            meter.shown = tuple(_violation(g, g.probe, s) for g in grew)
+        elif len(parts) == 2:  # text judged linear, one dialect claimed: the growth is its
+            meter.shown = (_violation(every, parts[1], s),)
     if not grew:
         # Only the parts together grow. With one dialect claimed the text alone did not, so
         # the growth comes with that dialect's blocks (cut short by a slow moment while they

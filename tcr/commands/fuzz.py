@@ -17,6 +17,7 @@ from tcr._runtime.loading import load_detector
 from tcr._runtime.state import STATE
 from tcr.claims import EMPTY_TOOLS
 from tcr.commands.options import (
+    check_option,
     detector_option,
     fail,
     junit_option,
@@ -50,6 +51,9 @@ case shrunk keeping that signature, saved as a recording (one per finding),
 and the tcr replay and tcr tui commands that reproduce it. -x stops at the
 first finding, --max-findings N after N distinct ones. The same --seed gives
 the same sequence of examples and the same findings.
+--check NAME (repeatable) runs those checks only, as tcr replay's does;
+without cost the cost probe does not run. With --budget the cost probe gets a
+quarter of it at most: cut short, it says so and judges what it measured.
 --shard K/N runs the K-th of N shares of that sequence (the N shards together
 run it exactly once; --max-examples counts all of it); --jobs spreads a run
 over processes and merges their findings by signature (with -x, the first
@@ -65,6 +69,7 @@ Examples:
   tcr fuzz --detector tcr.detector.broken:per_chunk_markers --budget 30s --seed 3
   tcr fuzz --detector mypkg.parser:make_detector -x       # stop at the first finding
   tcr fuzz --detector mypkg.parser:make_detector --max-findings 5
+  tcr fuzz --detector mypkg.parser:make_detector --check expected --check no_leak
   tcr fuzz --max-examples 20000 --seed 7 --dialect hermes --dialect think
   tcr fuzz --detector mypkg.hermes:make --dialect hermes --empty-tools text
   tcr fuzz --detector mypkg.engine:make --dialect kimi_k2 --special-tokens whole
@@ -94,7 +99,7 @@ def parse_budget(value: str) -> float:
     "--budget",
     metavar="DURATION",
     help="Wall time of the whole run, shrinking included; it may end up to 10% late, never "
-    "more (default 60s).",
+    "more (default 60s). The cost probe gets a quarter of it at most.",
 )
 @click.option("--max-examples", type=int, metavar="N", help="Stop searching after N examples.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the search.")
@@ -116,6 +121,7 @@ def parse_budget(value: str) -> float:
 )
 @special_tokens_option
 @policy_option
+@check_option
 @click.option(
     "--corpus",
     "corpus",
@@ -154,6 +160,7 @@ def fuzz(
     empty_tools: str | None,
     special_tokens: str | None,
     policies: tuple[str, ...],
+    checks: tuple[str, ...],
     corpus: tuple[Path, ...],
     save: Path,
     junit: Path | None,
@@ -203,6 +210,7 @@ def fuzz(
                 exitfirst=exitfirst,
                 max_findings=max_findings,
                 policies=pinned(policies),
+                checks=checks or None,
             )
     except TcrError as error:
         fail("fuzz", error)

@@ -13,6 +13,7 @@ import click
 
 from tcr.claims import EMPTY_TOOLS, SPECIAL_TOKENS
 from tcr.errors import EXIT_ERROR, TcrError, did_you_mean
+from tcr.oracle import CHECKS
 from tcr.policies import parse_policy_options
 from tcr.stdio import PER_REQUEST, START_UP
 from tcr.time_limit import DEFAULT_TIMEOUT
@@ -193,6 +194,18 @@ def tool_specs_option(fn: F) -> F:
 def seed_option(fn: F) -> F:
     return click.option(
         "--seed", type=int, default=0, show_default=True, help="Seed for random strategies."
+    )(fn)
+
+
+def check_option(fn: F) -> F:
+    """``--check NAME`` (repeatable, into ``checks``): ``tcr replay``'s and ``tcr fuzz``'s,
+    validated alike (a mistyped name: click's one error line, with the closest name)."""
+    return click.option(
+        "--check",
+        "checks",
+        multiple=True,
+        type=Choice([str(check) for check in CHECKS]),
+        help="Oracle to run; repeatable (default: all).",
     )(fn)
 
 

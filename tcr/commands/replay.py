@@ -15,6 +15,7 @@ from tcr._runtime.loading import load_detector
 from tcr._runtime.names import SafeOutput
 from tcr.commands.options import (
     Choice,
+    check_option,
     claim_options,
     claimed,
     detector_cmd_option,
@@ -34,7 +35,6 @@ from tcr.commands.options import (
 )
 from tcr.detector.loader import DetectorSpec
 from tcr.errors import EXIT_ERROR, TcrError
-from tcr.oracle import CHECKS
 from tcr.rechunk import DEFAULT_STRATEGIES, STRATEGY_FORMS
 from tcr.stdio import command_factory
 
@@ -94,13 +94,7 @@ Examples:
 @tool_specs_option
 @claim_options
 @policy_option
-@click.option(
-    "--check",
-    "checks",
-    multiple=True,
-    type=Choice([str(check) for check in CHECKS]),
-    help="Oracle to run; repeatable (default: all).",
-)
+@check_option
 @click.option(
     "--layer",
     type=Choice(["content", "transport"]),

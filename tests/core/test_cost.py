@@ -394,3 +394,78 @@ def test_a_dialect_s_reproducer_restates_the_rest_of_the_claim() -> None:
         "tcr replay --check cost --detector m:f --dialect hermes --empty-tools text"
         " --special-tokens whole"
     )
+
+
+# --- a share of the time: cut short ---------------------------------------------------
+
+
+def _bounded(
+    cost: Callable[[Charging, str], float], deadline: float, claim: Claim = HERMES_THINK
+) -> tuple[tcr.cost.Cost, VirtualClock]:
+    clock = VirtualClock()
+    found = measure_cost(
+        lambda: Charging(clock, cost),
+        claim=claim,
+        clock=clock,
+        settings=SETTINGS,
+        deadline=deadline,
+    )
+    return found, clock
+
+
+def test_a_probe_whose_share_is_spent_stops_and_says_where_it_was_cut() -> None:
+    whole, clock = measured(linear)
+    assert whole.cut is None and "cut short" not in whole.summary()
+    cost, cut_at = _bounded(linear, clock.now / 3)
+    assert cost.cut is not None and 0 < cost.cut <= max(g.large for g in whole.measured)
+    assert cost.skipped == cost.summary() == f"cost probe cut short at {cost.cut:,} characters"
+    assert cost.verdict.ok and cost.verdict.ran == ()
+    assert cost.verdict.skipped == {Check.COST: cost.cut_short}
+    # stopped within one reading of the clock (16 chunks of 8) of its deadline
+    assert clock.now / 3 <= cut_at.now <= clock.now / 3 + PER_CHAR * 8 * 16
+
+
+def test_a_share_longer_than_the_probe_changes_nothing() -> None:
+    for cost in (linear, in_blocks):
+        whole, clock = measured(cost)
+        bounded, _ = _bounded(cost, clock.now + 1.0)
+        assert bounded == whole
+
+
+def test_a_cut_keeps_the_rules_no_finding_before_the_growth_is_confirmed() -> None:
+    # Cut at every moment of a quadratic Hermes detector's probe: a finding only once its
+    # growth was measured twice (confirmed), named by Hermes only once plain text was
+    # judged linear, and never a dialect that did not grow.
+    whole, clock = measured(in_blocks)
+    (full,) = [str(key(v)) for v in whole.violations]
+    seen = set()
+    for share in (*(k / 20 for k in range(1, 20)), 0.99, 0.999):  # Think's part: the last 2%
+        cost, _ = _bounded(in_blocks, clock.now * share)
+        assert cost.cut is not None
+        every = [g for g in cost.measured if g.probe == EVERY]
+        if cost.violations:
+            assert len(every) >= 2 and every[-1].grew(SETTINGS)
+            (found,) = [str(key(v)) for v in cost.violations]
+            assert found in (full, "cost/superlinear")
+            if found == full:
+                assert any(g.probe == TEXT for g in cost.measured)
+            assert cost.summary().endswith(f"; cost probe cut short at {cost.cut:,} characters")
+            seen.add(found)
+        else:
+            assert cost.skipped == cost.cut_short
+            seen.add("")
+    assert seen == {"", "cost/superlinear", full}
+
+
+def test_the_share_is_read_on_its_own_clock() -> None:
+    clock = VirtualClock()
+    over = measure_cost(
+        lambda: Charging(clock, linear),
+        claim=HERMES,
+        clock=clock,
+        settings=SETTINGS,
+        deadline=10.0,
+        wall=lambda: 11.0,  # the budget's clock, already past the share
+    )
+    assert over.cut == 0 and over.skipped == "cost probe cut short at 0 characters"
+    assert clock.now == 0.0 and not over.measured

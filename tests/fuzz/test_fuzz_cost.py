@@ -1,4 +1,5 @@
-"""The cost check in tcr fuzz: once per run, before the search, inside the budget.
+"""The cost check in tcr fuzz: once per run, before the search, inside the budget, of
+which it gets a share (``tcr.fuzz.cost.SHARE``) and says when it was cut short.
 
 The measurement is replaced (``measure_cost`` answering a fixed ``Cost``) except in
 the test marked slow, which times a quadratic detector (a ratio, not a timing).
@@ -6,7 +7,9 @@ the test marked slow, which times a quadratic detector (a ratio, not a timing).
 
 from __future__ import annotations
 
+import json
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +20,7 @@ from tcr.cli import main
 from tcr.cost import EVERY, KIND, Cost, Growth
 from tcr.fuzz import cost as fuzz_cost
 from tcr.fuzz import run
-from tcr.fuzz.report import to_sarif
+from tcr.fuzz.report import to_sarif, write_junit
 from tcr.oracle import Check, Violation
 
 QUADRATIC = "tcr.detector.broken:rejoins_buffer"
@@ -36,7 +39,7 @@ def grows(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
     calls: list[dict[str, Any]] = []
 
     def measure(factory: object, **kwargs: Any) -> Cost:
-        calls.append(kwargs)
+        calls.append({**kwargs, "called": time.perf_counter()})
         return _cost("hermes")
 
     monkeypatch.setattr(fuzz_cost, "measure_cost", measure)
@@ -105,6 +108,59 @@ def test_sarif_names_the_reproducer_of_a_cost_finding(grows: list[dict[str, Any]
     (result,) = to_sarif(report, root=Path.cwd())["runs"][0]["results"]
     assert result["ruleId"] == "cost" and "locations" not in result
     assert result["properties"]["reproducer"].startswith("tcr replay --check cost")
+
+
+def test_the_probe_gets_a_quarter_of_the_budget_on_the_wall_clock(
+    grows: list[dict[str, Any]],
+) -> None:
+    before = time.perf_counter()
+    run(budget_s=2.0, max_examples=5, corpus=[], save=None)
+    (call,) = grows
+    assert fuzz_cost.SHARE == 0.25 and call["wall"] is time.perf_counter
+    assert before + 0.5 <= call["deadline"] <= call["called"] + 0.5
+
+
+def test_with_no_budget_the_probe_runs_to_its_end(grows: list[dict[str, Any]]) -> None:
+    run(max_examples=5, corpus=[], save=None)
+    assert grows[0]["deadline"] is None
+
+
+CUT = Cost((), (), "cost probe cut short at 4,096 characters", cut=4096)
+
+
+@pytest.fixture
+def cut_short(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fuzz_cost, "measure_cost", lambda factory, **kwargs: CUT)
+
+
+@pytest.mark.usefixtures("cut_short")
+def test_a_probe_cut_short_says_so_in_the_report(tmp_path: Path) -> None:
+    args = ["--budget", "0.4s", "--corpus", str(tmp_path), "--junit", str(tmp_path / "f.xml")]
+    result = CliRunner().invoke(main, ["fuzz", *args, "--sarif", str(tmp_path / "f.sarif")])
+    assert result.exit_code == 0, result.output
+    assert (
+        "cost: cost probe cut short at 4,096 characters (its share of the budget, 0.1 s, was spent)"
+    ) in result.output
+    junit = (tmp_path / "f.xml").read_text()
+    assert '<skipped message="cost probe cut short at 4,096 characters"' in junit
+    assert 'name="cost_probe" value="cost probe cut short at 4,096 characters"' in junit
+    log = json.loads((tmp_path / "f.sarif").read_text())["runs"][0]
+    assert log["properties"]["costProbe"] == "cost probe cut short at 4,096 characters"
+    notes = [n["message"]["text"] for n in log["invocations"][0]["toolExecutionNotifications"]]
+    assert any(n.startswith("cost probe cut short at 4,096 characters") for n in notes)
+
+
+def test_a_finding_measured_before_the_cut_stands_and_the_cut_is_said(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    found = replace(_cost("hermes"), cut=8190)
+    monkeypatch.setattr(fuzz_cost, "measure_cost", lambda factory, **kwargs: found)
+    report = run(budget_s=0.4, corpus=[], save=None, exitfirst=True)
+    assert [str(f.signature) for f in report.findings] == ["cost/superlinear/hermes@fixed:8"]
+    assert report.cost is not None
+    assert report.cost.summary().endswith("; cost probe cut short at 8,190 characters")
+    write_junit(report, tmp_path / "f.xml")
+    assert "cost probe cut short at 8,190 characters" in (tmp_path / "f.xml").read_text()
 
 
 @pytest.mark.slow
