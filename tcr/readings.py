@@ -422,9 +422,11 @@ def newline_openers(dialects: frozenset[str] | None) -> tuple[str, ...]:
 
 
 # ``opener_newline: required``: an opener not followed by its newline is text to such a
-# parser, wherever it is; the reference reads the message with its first character masked
-# (the same length, so every span stays put), then the events get it back.
+# parser, wherever it is; the reference reads the message with its first character, a
+# ``<`` in every such opener, masked (the same length, so every span stays put), then the
+# events get it back.
 _MASK = "\ue000"
+_MASKED = "<"  # what the mask stands for (tests/core/test_policy_inference.py pins it)
 
 
 def _masked(text: str, openers: Sequence[str]) -> str:
@@ -445,28 +447,30 @@ def _masked(text: str, openers: Sequence[str]) -> str:
 
 def _unmasked(reading: Reading) -> Reading:
     def back(value: str | None) -> str | None:
-        return None if value is None else value.replace(_MASK, "<")
+        return None if value is None else value.replace(_MASK, _MASKED)
 
     events: list[Event] = []
     for event in reading.events:
         if isinstance(event, Text):
-            events.append(Text(event.text.replace(_MASK, "<")))
+            events.append(Text(event.text.replace(_MASK, _MASKED)))
         elif isinstance(event, ToolCall):
             arguments = event.arguments
             if _MASK in arguments or "\\ue000" in arguments:
                 arguments = json.dumps(_unmask_value(json.loads(arguments)), ensure_ascii=False)
             events.append(ToolCall(event.name, arguments, back(event.raw), event.format))
         elif isinstance(event, Rejected):
-            content = event.content.replace(_MASK, "<")
+            content = event.content.replace(_MASK, _MASKED)
             events.append(Rejected(back(event.raw), content, event.format, event.reason))
         else:
-            events.append(Reasoning(event.text.replace(_MASK, "<"), back(event.raw), event.format))
+            events.append(
+                Reasoning(event.text.replace(_MASK, _MASKED), back(event.raw), event.format)
+            )
     return Reading(tuple(events), reading.dropped, reading.shown_blocks)
 
 
 def _unmask_value(value: Any) -> Any:
     if isinstance(value, str):
-        return value.replace(_MASK, "<")
+        return value.replace(_MASK, _MASKED)
     if isinstance(value, list):
         return [_unmask_value(v) for v in value]
     if isinstance(value, dict):
@@ -536,8 +540,8 @@ def _as_pair(call: ParsedCall) -> tuple[str, dict[str, Any]] | None:
 @functools.cache
 def _json_bodied(dialect_id: str) -> bool:
     """Whether the dialect's bodies are JSON calls (its parser reads a plain one or a list
-    of one): only
-    there do the lenient shapes mean anything; JSON in a Qwen3-Coder block is no call."""
+    of one): only there do the lenient shapes mean anything; JSON in a Qwen3-Coder block
+    is no call."""
     plain = '{"name": "f", "arguments": {}}'
     for body in (plain, f"[{plain}]"):
         try:

@@ -16,6 +16,7 @@ from policy_detectors import (
     skips_variants,
 )
 
+from tcr import readings
 from tcr.claims import EVERYTHING, Claim
 from tcr.detector.core import DEFAULT_MAX_BLOCK, StreamDetector
 from tcr.detector.events import Rejected, Text, ToolCall, merge_text
@@ -24,7 +25,7 @@ from tcr.judge import Judge
 from tcr.oracle import TRACE_CHECKS, Check
 from tcr.policies import Policies
 from tcr.probes import probes_for, read_policies
-from tcr.readings import read
+from tcr.readings import newline_openers, read
 from tcr.replay import check_chunks
 
 HERMES = Claim(frozenset({"hermes"}))
@@ -179,6 +180,13 @@ def test_opener_newline_required_reads_on_after_an_opener_without_it() -> None:
     assert json.loads(read(inside, None, policies=required).events[0].arguments) == {
         "city": "<tool_call>Paris"
     }
+
+
+def test_every_opener_a_newline_follows_begins_with_the_character_the_reading_masks() -> None:
+    """``opener_newline: required`` reads with each bare opener's first character masked
+    and gives a ``<`` back: a dialect whose such opener began otherwise would read wrong."""
+    assert newline_openers(None)
+    assert all(o.startswith(readings._MASKED) for o in newline_openers(None))
 
 
 def test_json_in_a_name_value_block_is_no_call_with_any_choice() -> None:
