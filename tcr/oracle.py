@@ -126,7 +126,7 @@ def _conservation(trace: Trace, dropped: Sequence[tuple[int, int]] = ()) -> list
             emitted += len(raw)
     if trace.finished and emitted < len(text):
         lost = text[emitted:]
-        message = f"lost {len(lost)} characters at end: finish() never emitted {clip(lost)!r}"
+        message = f"lost {_characters(lost)} at end: finish() never emitted {clip(lost)!r}"
         dialect = dialect_at(text, emitted)
         return [
             violation(
@@ -184,11 +184,16 @@ def _conservation_break(
 def _what_broke(text: str, at: int, received: int, rest: str) -> tuple[str, str, int]:
     """Best guess at lost / duplicated / reordered, from where ``rest`` reappears in the input:
     the kind, the message, and the input offset the broken text is at (a duplicate's
-    first copy, else ``at``)."""
+    first copy, else ``at``). Where ``rest`` both came before and comes later, fewer
+    characters emitted than received, all told, make it a loss (a deleted ``]``), more a
+    duplicate."""
+    short = at + len(rest) < len(text)
     for size in (16, 4, 2):
         probe = rest[:size]
         earlier = text.rfind(probe, 0, at + len(probe) - 1)
-        if 0 <= earlier < at:
+        later = text.find(probe, at + 1)
+        lost = short and later > at and text[at:later] not in rest
+        if 0 <= earlier < at and not lost:
             return (
                 "duplicated",
                 f"duplicated: re-emits input from offset {earlier} ({clip(probe)!r})",
@@ -200,18 +205,21 @@ def _what_broke(text: str, at: int, received: int, rest: str) -> tuple[str, str,
                 f"emits {clip(rest)!r} before receiving it (received so far ends at {received})",
                 at,
             )
-        later = text.find(probe, at + 1)
         if later > at:
             skipped = text[at:later]
             if skipped in rest:
                 what = f"reordered: {clip(skipped)!r} is emitted after what follows it"
                 return "reordered", what, at
-            return "lost", f"lost {len(skipped)} characters: {clip(skipped)!r} never emitted", at
+            return "lost", f"lost {_characters(skipped)}: {clip(skipped)!r} never emitted", at
     return (
         "altered",
         f"altered: emits {clip(rest)!r} where the input has {clip(text[at:received])!r}",
         at,
     )
+
+
+def _characters(text: str) -> str:
+    return "1 character" if len(text) == 1 else f"{len(text)} characters"
 
 
 # --- chunk invariance (the comparison itself is shared with warm_cold) ----------

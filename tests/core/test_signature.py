@@ -176,6 +176,15 @@ def test_conservation_kinds() -> None:
     assert conservation_kind(["hello "], ["hello world "], ["again"], []) == "duplicated"
 
 
+def test_a_deleted_character_is_lost_where_what_follows_it_also_came_before() -> None:
+    # "ab" after the deleted "]" is at offset 0 too: fewer characters out than in is a loss
+    (violation,) = conservation(run_trace(Scripted([Text("ab")], [Text("ab")], []), ["ab]", "ab"]))
+    assert (violation.kind, violation.offset) == ("lost", 2)
+    assert violation.message == "lost 1 character: ']' never emitted"
+    (twice,) = conservation(run_trace(Scripted([Text("ab]")], [Text("ab]ab")], []), ["ab]", "ab"]))
+    assert twice.kind == "duplicated"
+
+
 def test_lost_at_end_names_the_dialect_of_the_held_marker() -> None:
     trace = run_trace(DropsPendingAtFinish(), ["hello ", "<tool"])
     (violation,) = conservation(trace)
