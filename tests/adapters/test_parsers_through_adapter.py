@@ -134,7 +134,7 @@ def test_arguments_dropped_with_the_name_are_caught_by_expected_one_character_at
 
 def test_text_swallowed_at_flush_is_lost_for_conservation_in_a_message_without_a_call() -> None:
     assert checks_found(Bug.FLUSH_SWALLOWED, "no_call") == [
-        (Check.CONSERVATION, "lost 1 characters at end: finish() never emitted '<'"),
+        (Check.CONSERVATION, "lost 1 character at end: finish() never emitted '<'"),
         (Check.EXPECTED, "shown text differs at character 21: got '', expected '<'"),
     ]
 
