@@ -18,8 +18,8 @@ again (they fail only in known ways now) and the search goes on past it. So
 the same seed gives the same findings. ``exitfirst`` stops at the first
 finding, ``max_findings`` after that many; each is saved as a recording.
 
-The budget bounds the whole run, shrinking included: no example starts after
-it, and a finding is shrunk, by Hypothesis and then by delta debugging, until
+The budget bounds the whole run, its setup and shrinking included: no example
+starts after it, and a finding is shrunk, by Hypothesis and then by delta debugging, until
 ``LATE`` times the budget at most (``_Search.hard_deadline``); past that it is
 kept as far as it was shrunk, and the run ends within one detector run of it.
 
@@ -377,7 +377,7 @@ def run(
     labelled for the claim, and no leak and holdback look at claimed markers only. The
     reference detector is restricted to the claim (``StreamDetector(dialects=…)``).
 
-    ``budget_s`` bounds the whole run in wall seconds, shrinking included (it may end
+    ``budget_s`` bounds the whole run in wall seconds, setup and shrinking included (it may end
     up to ``LATE`` times it; the cost probe counts in it, and gets ``SHARE`` of it at most:
     ``tcr.fuzz.cost``), ``max_examples`` the search in
     examples (at least one of them; default: 60 s). The search goes on after a finding:
@@ -402,6 +402,7 @@ def run(
     options and a worker that dies; a detector that crashes or goes over the time
     limit is a finding (check ``crash``).
     """
+    started = time.perf_counter()  # the budget counts the setup and the cost probe too
     if budget_s is not None and budget_s <= 0:
         raise TcrError(f"budget must be positive, not {budget_s} s")
     if max_examples is not None and max_examples < 1:
@@ -448,7 +449,6 @@ def run(
         pickled_for_workers(plan.factory)
     count = batch_count(max_examples, shard)
     workers = jobs if count is None else max(1, min(jobs, count))  # no idle worker
-    started = time.perf_counter()  # the budget counts the cost probe too
     try:
         if shard is None or shard[0] == 1:  # once per run: the first shard's
             found = policy_findings(reading, plan.spec) if Check.POLICY in selected else []

@@ -123,6 +123,29 @@ def test_a_budget_stops_the_search(monkeypatch: pytest.MonkeyPatch) -> None:
     assert (report.examples, report.search_seconds) == (5, 0.625)
 
 
+def test_the_budget_counts_the_setup(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reading the policies and loading the corpus take from the budget: with a quarter
+    of a second of setup, a half-second budget checks three examples, not five."""
+    clock, keyed, plan = _Clock(), CaseChecker.keyed, runner._plan
+
+    def check_in_an_eighth_of_a_second(
+        checker: CaseChecker, case: Case, checks: Collection[Check] | None = None
+    ) -> tuple[list[Violation], list[Signature]]:
+        clock.now += 0.125
+        return keyed(checker, case, checks)
+
+    def slow_setup(*args: Any) -> Any:
+        clock.now += 0.25
+        return plan(*args)
+
+    monkeypatch.setattr(runner, "time", clock)
+    monkeypatch.setattr(CaseChecker, "keyed", check_in_an_eighth_of_a_second)
+    monkeypatch.setattr(runner, "_plan", slow_setup)
+    report = run(budget_s=0.5, seed=1, corpus=REGRESSIONS, save=None)
+    assert report.stopped == "budget" and report.examples == 3
+    assert report.seconds == 0.625
+
+
 class _InTurn:
     """``--jobs``'s workers run one after another in this process, on the test's clock."""
 
