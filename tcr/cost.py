@@ -478,8 +478,22 @@ def measure_cost(
         return Cost((), tuple(meter.measured), f"the detector raised on the probe: {error}")
     except _CutShort:
         cut = Cost(meter.shown, tuple(meter.measured), cut=meter.longest)
-        return cut if meter.shown else replace(cut, skipped=cut.cut_short)
+        return cut if meter.shown else replace(cut, skipped=_unconfirmed(cut, settings))
     return Cost(violations, tuple(meter.measured))
+
+
+def _unconfirmed(cut: Cost, settings: Settings) -> str:
+    """Why a check cut short judged nothing: where it was cut, and the growth it was
+    looking at further, if its last measurement was not clearly linear (a block-quadratic
+    detector's growth, diluted in the probe of many dialects, needs long probes)."""
+    last = cut.measured[-1] if cut.measured else None
+    if last is None or last.ratio < settings.linear:
+        return cut.cut_short
+    return (
+        f"{cut.cut_short}, a growth of {last.ratio:.1f}x ({last.probe} probe, from "
+        f"{last.small:,} to {last.large:,} characters) not confirmed: tcr replay --check "
+        "cost measures it to the end"
+    )
 
 
 def _violations(meter: _Meter) -> tuple[Violation, ...]:
