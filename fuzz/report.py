@@ -1,4 +1,6 @@
-"""A ``FuzzReport`` for people (rich text) and for CI (JUnit XML, SARIF for code scanning)."""
+"""A ``FuzzReport`` for people (rich text), for tools (JSON, the same schema as
+``tcr replay --json``'s: docs/reference/report.schema.json) and for CI (JUnit XML, SARIF
+for code scanning)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from rich.markup import escape
 
 from tcr import sarif
 from tcr._runtime import junit
+from tcr._runtime.names import safe_data
 from tcr._runtime.report_files import write_sarif_log
 from tcr._verdict import probed
 from tcr.claims import Claim
@@ -28,6 +31,8 @@ __all__ = [
     "progress_line",
     "render",
     "sarif_results",
+    "to_dict",
+    "to_json",
     "to_sarif",
     "write_junit",
     "write_sarif",
@@ -221,6 +226,86 @@ def _render_finding(finding: Finding, console: Console) -> None:
         console.print("  pin it as a regression test:", highlight=False)
         for line in finding.snippet.rstrip().splitlines():
             console.print(f"    {escape(line)}", soft_wrap=True, highlight=False)
+
+
+def to_json(report: FuzzReport) -> str:
+    return json.dumps(safe_data(to_dict(report)), indent=2, ensure_ascii=False)
+
+
+def to_dict(report: FuzzReport) -> dict[str, Any]:
+    """The report as JSON data: the keys ``tcr replay --json`` has where they mean the same
+    (exit code, claim, policies, findings with signature, cause and reproducer, cost),
+    then the search's own (examples, seed, the shrunk case of each finding)."""
+    causes = {f.signature: str(g.cause) for g in findings(report) for f in g.items}
+    cost = report.cost
+    return {
+        "exit_code": report.exit_code,
+        "seconds": round(report.seconds, 6),
+        "judged_against": report.claim.judged_line,
+        "claim": report.claim.to_map(),
+        "policies": report.claim.policies.to_map(),
+        "detector": report.detector,
+        "seed": report.seed,
+        "budget_s": report.budget_s,
+        "max_examples": report.max_examples,
+        "checks": list(report.checks),
+        "shard": None if report.shard is None else list(report.shard),
+        "jobs": report.jobs,
+        "stopped": report.stopped,
+        "examples": report.examples,
+        "generated": report.generated,
+        "mutated": report.mutated,
+        "search_seconds": round(report.search_seconds, 6),
+        "recordings": report.recordings,
+        "skipped": list(report.skipped),
+        "by_dialect": dict(report.by_dialect),
+        "findings": [_finding_dict(f, causes[f.signature]) for f in report.findings],
+        "cost": None
+        if cost is None
+        else {
+            "summary": cost.summary(),
+            "skipped": cost.skipped or None,
+            "cut": cost.cut,
+            "measured": [g.to_dict() for g in cost.measured],
+        },
+    }
+
+
+def _finding_dict(finding: Finding, cause: str) -> dict[str, Any]:
+    v, case = finding.violation, finding.case
+    probe = probed(v.check, v.kind)  # the probe messages: nothing shrunk or saved
+    return {
+        "signature": str(finding.signature),
+        "check": v.check,
+        "kind": v.kind,
+        "dialect": v.dialect,
+        "shape": finding.signature.shape,
+        "proxy_only": finding.signature.proxy,
+        "cause": cause,
+        "message": v.message,
+        "chunk": v.chunk,
+        "offset": v.offset,
+        "excerpt": v.excerpt,
+        "also": [str(other) for other in finding.violations[1:]],
+        "reproducer": finding.replay_command,
+        "tui": finding.tui_command or None,
+        "snippet": finding.snippet or None,
+        "saved": None if finding.saved is None else str(finding.saved),
+        "examples": finding.count,
+        "found_after": finding.found_after,
+        "seconds_to_find": round(finding.seconds_to_find, 6),
+        "shrink_seconds": round(finding.shrink_seconds, 6),
+        "original_length": finding.original_length,
+        "original_splits": finding.original_splits,
+        "case": None
+        if probe
+        else {
+            "origin": case.origin,
+            "chunks": list(case.chunks),
+            "tools": None if case.tools is None else list(case.tools),
+            "ground_truth": describe_truth(case.truth),
+        },
+    }
 
 
 def write_junit(report: FuzzReport, path: str | Path) -> None:

@@ -226,7 +226,7 @@ class Report:
             "stopped_early": self.stopped_early,
             "judged_against": self.claim.judged_line,
             "claim": self.claim.to_map(),
-            "policies": _policies(self.claim),
+            "policies": self.claim.policies.to_map(),
             "not_judged": [
                 {"check": check, "reason": why, "recordings": count}
                 for (check, why), count in self.not_judged.items()
@@ -242,32 +242,8 @@ class Report:
         measured = self.cost_measured.measured if self.cost_measured is not None else ()
         return {
             **row.to_dict(),
-            "measured": [
-                {
-                    "probe": g.probe,
-                    "small": g.small,
-                    "large": g.large,
-                    "seconds": [round(t, 6) for t in g.seconds],
-                    "growth": round(g.ratio, 3),
-                    "at_least": g.at_least,
-                }
-                for g in measured
-            ],
+            "measured": [g.to_dict() for g in measured],
         }
-
-
-def _policies(claim: Claim) -> dict[str, dict[str, Any]]:
-    """Each policy's choice as judged: read from probes, pinned, or the reference's."""
-    chosen = claim.policies
-    return {
-        pid: {
-            "choice": choice,
-            "pinned": pid in chosen.pinned,
-            "read": chosen.read and pid not in chosen.pinned,
-            "lossy": pid in chosen.lossy(),
-        }
-        for pid, choice in chosen.as_dict().items()
-    }
 
 
 def display_path(path: Path) -> str:

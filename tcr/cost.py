@@ -127,6 +127,17 @@ class Growth:
     def grew(self, settings: Settings = DEFAULT) -> bool:
         return self.ratio >= settings.threshold
 
+    def to_dict(self) -> dict[str, Any]:
+        """For a JSON report (``tcr replay --json``, ``tcr fuzz --json``)."""
+        return {
+            "probe": self.probe,
+            "small": self.small,
+            "large": self.large,
+            "seconds": [round(t, 6) for t in self.seconds],
+            "growth": round(self.ratio, 3),
+            "at_least": self.at_least,
+        }
+
     def describe(self, chunk: int = CHUNK) -> str:
         """``time per character grew 3.8x from 16,384 to 65,536 characters (hermes probe,
         chunks of 8)``."""

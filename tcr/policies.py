@@ -792,6 +792,20 @@ class Policies:
         """The policies whose choice here is lossy."""
         return [k for k, v in self.chosen if BY_ID[k].choice(v).lossy]
 
+    def to_map(self) -> dict[str, dict[str, Any]]:
+        """Each policy's choice as judged, for a JSON report: read from probes, pinned, or
+        the reference's, and whether the choice loses text (``lossy``)."""
+        lossy = self.lossy()
+        return {
+            pid: {
+                "choice": choice,
+                "pinned": pid in self.pinned,
+                "read": self.read and pid not in self.pinned,
+                "lossy": pid in lossy,
+            }
+            for pid, choice in self.as_dict().items()
+        }
+
     def pinned_map(self) -> dict[str, str]:
         """The pinned choices, as a claim map states them."""
         return {k: v for k, v in self.chosen if k in self.pinned} | {

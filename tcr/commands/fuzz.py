@@ -20,6 +20,7 @@ from tcr.commands.options import (
     check_option,
     detector_option,
     fail,
+    json_option,
     junit_option,
     pinned,
     policy_option,
@@ -74,6 +75,7 @@ Examples:
   tcr fuzz --detector mypkg.hermes:make --dialect hermes --empty-tools text
   tcr fuzz --detector mypkg.engine:make --dialect kimi_k2 --special-tokens whole
   tcr fuzz --corpus corpora/recorded --save /tmp/found --junit fuzz.xml
+  tcr fuzz --detector mypkg.parser:make_detector --json | jq '.findings[].signature'
   tcr fuzz --budget 10m --sarif fuzz.sarif     # GitHub code scanning, VS Code
   tcr fuzz --jobs 2 --budget 10m               # both cores of this machine
   tcr fuzz --max-examples 400000 --shard 2/4 --jobs 2  # CI machine 2 of 4
@@ -136,6 +138,7 @@ def parse_budget(value: str) -> float:
     show_default=True,
     help="Save the shrunk failure as a recording in this directory.",
 )
+@json_option
 @junit_option
 @sarif_option
 @click.option("-x", "--exitfirst", is_flag=True, help="Stop at the first finding.")
@@ -163,6 +166,7 @@ def fuzz(
     checks: tuple[str, ...],
     corpus: tuple[Path, ...],
     save: Path,
+    as_json: bool,
     junit: Path | None,
     sarif: Path | None,
     exitfirst: bool,
@@ -173,14 +177,15 @@ def fuzz(
     """Fuzz a detector with generated messages (the dialects it claims, with their ground
     truth) and mutated recordings, under random chunkings, against every oracle."""
     from tcr.fuzz import run
-    from tcr.fuzz.report import progress_line, render, write_junit, write_sarif
+    from tcr.fuzz.report import progress_line, render, to_json, write_junit, write_sarif
     from tcr.shard import parse_shard
 
     err = Console(stderr=True)
     try:
         budget_s = parse_budget(budget) if budget is not None else None
         shares = None if shard is None else parse_shard(shard)
-        with err.status("fuzzing", spinner="dots") if err.is_terminal else nullcontext() as status:
+        spinning = err.is_terminal and not as_json  # --json: stdout is the report alone
+        with err.status("fuzzing", spinner="dots") if spinning else nullcontext() as status:
             started, shown = time.monotonic(), 0.0
 
             def progress(report: FuzzReport) -> None:
@@ -214,7 +219,10 @@ def fuzz(
             )
     except TcrError as error:
         fail("fuzz", error)
-    render(report, Console(soft_wrap=True))
+    if as_json:
+        click.echo(to_json(report))
+    else:
+        render(report, Console(soft_wrap=True))
     written = write_reports(
         "fuzz",
         (junit, lambda path: write_junit(report, path)),
