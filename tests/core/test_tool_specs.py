@@ -9,6 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tcr.detector.core import StreamDetector
+from tcr.detector.events import Rejected, ToolCall
 from tcr.errors import TcrError
 from tcr.tool_specs import (
     MAX_SCHEMA_NESTING,
@@ -46,6 +48,17 @@ def test_a_bare_function_object_is_wrapped_with_an_empty_schema() -> None:
 
 def test_spec_names_are_what_tools_gets() -> None:
     assert spec_names(read_tool_specs([WEATHER, {"name": "ping"}])) == ["get_weather", "ping"]
+
+
+def test_where_tools_and_specs_disagree_the_names_in_tools_are_what_is_declared() -> None:
+    """A spec declares nothing: the reference rejects a call to a tool only the specs name
+    (docs/how-to/test-your-parser.md, "Tools with schemas")."""
+    call = '<tool_call>\n{"name": "get_weather", "arguments": {"days": "3"}}\n</tool_call>'
+    specs = read_tool_specs([WEATHER])
+    (rejected,) = StreamDetector(["get_time"], tool_specs=specs).feed(call)
+    assert isinstance(rejected, Rejected) and rejected.reason == "undeclared"
+    (accepted,) = StreamDetector(["get_weather"], tool_specs=specs).feed(call)
+    assert isinstance(accepted, ToolCall)
 
 
 @pytest.mark.parametrize(
