@@ -277,7 +277,10 @@ def _render_finding(console: Console, finding: Grouped[FindingGroup]) -> None:
     outcome, failure = first.first
     console.print()
     console.print(f"[bold red]{escape(_heading(finding))}[/]", soft_wrap=True, highlight=False)
-    _render_failure(console, outcome, failure)
+    # under a cause's heading, the case shown is named by its own signature
+    _render_failure(
+        console, outcome, failure, first.signature.label if len(finding.items) > 1 else ""
+    )
     if others:
         console.print("  in the other dialects:")
         for group in others:
@@ -317,13 +320,18 @@ def _heading(finding: Grouped[FindingGroup]) -> str:
     return f"{finding.name}: {where}"
 
 
-def _render_failure(console: Console, outcome: Outcome, failure: Failure) -> None:
+def _render_failure(
+    console: Console, outcome: Outcome, failure: Failure, signature: str = ""
+) -> None:
+    """The failure's case: its check (or ``signature``, when a heading names its cause),
+    where and under which chunking, its message and excerpt, and how to reproduce it."""
     v = failure.violation
     under = outcome.strategy
     if failure.label != outcome.strategy:
         under += f" ({failure.label})"
     console.print(
-        f"[bold red]{v.check}[/] in {escape(short_path(outcome.path))} under {escape(under)}: "
+        f"[bold red]{escape(signature or v.check)}[/] in {escape(short_path(outcome.path))} "
+        f"under {escape(under)}: "
         f"{escape(v.message)}",
         soft_wrap=True,
     )

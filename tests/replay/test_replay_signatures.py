@@ -85,6 +85,25 @@ def test_the_report_shows_each_finding_once_with_where_it_showed(corpus: Path) -
     assert out.count("pin it as a regression test") == len(report.causes)
 
 
+def test_under_a_cause_s_heading_the_case_shown_is_named_by_its_own_signature(
+    corpus: Path,
+) -> None:
+    report = run([corpus], strategies=["original", "char", "whole"], detector=DETECTOR)
+    console = Console(record=True, width=400)
+    render(report, console)
+    lines = console.export_text().splitlines()
+    (cause,) = [c for c in report.causes if len(c.items) > 1]  # split-in-body, three checks
+    heading = next(i for i, line in enumerate(lines) if line.startswith(f"{cause.name}: "))
+    shown = cause.shown[0].signature
+    assert shown.label != cause.name
+    assert lines[heading + 1].startswith(f"{shown.label} in ")  # not the check alone
+    single = next(c for c in report.causes if len(c.items) == 1)
+    heading = next(
+        i for i, line in enumerate(lines) if line.startswith(single.items[0].signature.label)
+    )
+    assert lines[heading + 1].startswith(f"{single.items[0].signature.check} in ")  # said above
+
+
 def test_json_lists_the_findings_and_each_failure_names_its_signature(corpus: Path) -> None:
     report = run([corpus], strategies=["original"], detector=DETECTOR)
     data = json.loads(json.dumps(report.to_dict()))
