@@ -31,7 +31,13 @@ def valid(data: Any) -> Any:
 
 def test_a_fuzz_report_as_json_holds_each_finding_with_its_shrunk_case(tmp_path: Path) -> None:
     report = run(
-        detector=BROKEN, dialects=["hermes"], max_examples=300, seed=0, save=tmp_path, corpus=[]
+        detector=BROKEN,
+        dialects=["hermes"],
+        max_examples=100,
+        seed=0,
+        save=tmp_path,
+        corpus=[],
+        exitfirst=True,
     )
     data = valid(json.loads(to_json(report)))
     assert data == valid(to_dict(report)) | {"seconds": data["seconds"]}
