@@ -34,7 +34,7 @@ LEXER_TOKENS = ('\\"',)  # an escaped quote inside a JSON string
 class Tokens:
     """The tokens one lexer state looks for, compiled once per opening marker."""
 
-    __slots__ = ("busy_re", "firsts", "longest", "prefixes", "regex")
+    __slots__ = ("busy", "busy_re", "firsts", "longest", "prefixes", "regex")
 
     def __init__(
         self, tokens: Iterable[str], *, extra: str = "", partials: tuple[str, ...] = ()
@@ -56,6 +56,7 @@ class Tokens:
         self.busy_re = re.compile(
             f"{pattern}|[{re.escape(chars)}]" if chars else pattern, re.DOTALL
         )
+        self.busy = self.busy_re.search  # bound once: Block.absorbs runs per chunk
 
 
 class Rules:
@@ -81,6 +82,10 @@ class Rules:
         self.json_in_run = re.compile(r'(?:[^"\\]++|\\.)*+', re.DOTALL)
         plain = f'[^"{firsts}]++' if firsts else '[^"]++'
         self.json_out_run = re.compile(rf'(?:{plain}|"(?:[^"\\]++|\\.)*+")*+', re.DOTALL)
+        # A chunk holding no backslash and no character a closing marker starts with is
+        # read to its end by the JSON lexer on either side of a quote: each unescaped
+        # quote flips the side, so only their number's parity is left to count (issue 37).
+        self.json_stop = re.compile(f"[\\\\{firsts}]").search
         self.balanced = Tokens(('"', "{", "}", "[", "]"))
         # Python literals: either quote opens a string; brackets count only when the
         # balancing one ends the block.
@@ -155,8 +160,10 @@ class Block:
     __slots__ = (
         "awaiting_fence",
         "carry",
+        "cheap",
         "depth",
         "dialect",
+        "flips",
         "group",
         "heading",
         "in_string",
@@ -174,6 +181,11 @@ class Block:
     # call (skim_json), where the token loop of ``scan`` takes one per token; a test
     # turns it off to pin the two together (tests/detector/test_block_skim.py).
     skims: ClassVar[bool] = True
+    # A chunk nothing in which can move the lexer but quotes is read to its end by one
+    # search (and, in the JSON lexer, a count of its quotes) in StreamDetector.feed, before
+    # absorbs (issue 37; ``settle``); a test turns it off to pin the two together
+    # (tests/detector/test_block_parity.py).
+    counts_quotes: ClassVar[bool] = True
 
     def __init__(self, marker: str, opener: str, group: tuple[Dialect, ...] | None = None) -> None:
         # The dialects this block may be (a restricted detector's: the claimed ones).
@@ -195,6 +207,10 @@ class Block:
         self.tail = ""  # FENCED: what follows the balancing bracket, while it may be a fence
         self.awaiting_fence = False  # FENCED: the body is done, the fence may follow
         self.lexer = self.dialect.first_lexer
+        # The JSON lexer's stop search while the cheap path may take a chunk, else None:
+        # what StreamDetector.feed tries first (refreshed by ``settle`` after a scan).
+        self.cheap: Callable[[str], object] | None = None
+        self.flips = False  # an odd number of quotes in a cheap chunk flips in_string
 
     # -- the raw text -----------------------------------------------------------------
 
@@ -233,11 +249,33 @@ class Block:
             return False
         if self.lexer is BodyLexer.JSON and self.skims:
             return self._absorbs_json(chunk)
-        if self.carry or self.current_tokens().busy_re.search(chunk) is not None:
+        if self.carry or self.current_tokens().busy(chunk) is not None:
             return False
         self.parts.append(chunk)
         self.length += len(chunk)
         return True
+
+    def settle(self) -> None:
+        """After a scan that left the block open: the search that says a chunk may take
+        the cheap path (``cheap``), and whether its quotes move the lexer (``flips``).
+
+        In the JSON lexer, a chunk with no backslash and no closing marker's first
+        character; in any other, a chunk in which its present tokens find nothing (what
+        ``absorbs`` takes, and nothing it takes changes those tokens). None while a head,
+        a fence or a key is watched, or a test turns the cheap path off."""
+        flips = self.lexer is BodyLexer.JSON
+        if (
+            not self.counts_quotes
+            or self.heading
+            or self.awaiting_fence
+            or (self.keys is not None and self.keys.capture is not None)
+        ):
+            self.cheap = None
+        elif flips:
+            self.cheap = self.rules.json_stop if self.skims else None
+        else:
+            self.cheap = self.current_tokens().busy
+        self.flips = flips
 
     def _absorbs_json(self, chunk: str) -> bool:
         """``absorbs`` in the JSON lexer: a chunk read to its end, or to a closing marker's
@@ -259,7 +297,10 @@ class Block:
 
     def body_dialect(self, body: str) -> Dialect:
         """Whose block this is, by its body: the first of the group that owns it."""
-        return next((d for d in self.group if d.owns(body)), self.dialect)
+        for dialect in self.group:
+            if dialect.owns(body):
+                return dialect
+        return self.dialect
 
     # -- the lexer --------------------------------------------------------------------
 

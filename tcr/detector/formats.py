@@ -194,6 +194,10 @@ class Lexicon:
     # at-start one ("[T" of "[TOOL_CALLS]" beside "["): held, the start kept, until the
     # text says which marker it is (policy 1 before policy 3).
     start_hold_re: re.Pattern[str] | None
+    # The characters a distinctive opener begins with: a chunk holding none of them has
+    # no opener and no opener's beginning, whatever ``stop_re`` is (issue 37: with one
+    # such character, one ``str`` test instead of a regex search per chunk).
+    stop_first: str = ""
 
 
 def _lexicon(dialects: tuple[Dialect, ...]) -> Lexicon:
@@ -217,6 +221,7 @@ def _lexicon(dialects: tuple[Dialect, ...]) -> Lexicon:
         partial_opener_re=partial_opener_re,
         stop_re=opener_or_partial_regex(distinctive),
         start_hold_re=prefix_regex(m[:-1] for m in (*at_start, *shadowing)),
+        stop_first="".join(sorted({m[0] for m in distinctive if m})),
     )
 
 
